@@ -1,0 +1,18 @@
+#!/bin/sh
+# Installs the Debian packages ktune builds with. Safe to run twice: apt-get
+# skips what is installed, and nothing is fetched when everything is present.
+set -eu
+PKGS="cmake ninja-build g++ libyaml-cpp-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
+fi
+command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || {
+  echo "setup: the CUDA toolkit (13.x) is required in /usr/local/cuda; it is not a Debian package" >&2; exit 1; }
+echo "setup: all build dependencies present"
