@@ -63,6 +63,10 @@ class SearchSpace {
 
   // --- Indexed access to the valid set (materialises it on first use). ---
   // REQUIRES: count_valid() fits in memory; throws Error::failed if over `max_materialise()`.
+  // Indices follow a fixed order chosen by the constraint-aware walk (stable
+  // for a given space), not lexicographic order in parameters(). Only the
+  // restricted parameters are stored (bit-packed); unrestricted ones are
+  // mapped by mixed-radix arithmetic. at() of an index >= size() throws Error::failed.
   uint64_t size() const { return count_valid(); }
   Config at(uint64_t index) const;
   std::optional<uint64_t> index_of(const Config& c) const;

@@ -1,0 +1,91 @@
+// Proposal overhead of every strategy: the CPU time a strategy spends per
+// evaluation (propose + observe), on a ~10,000-point synthetic space whose
+// "evaluation" is a free table lookup. Targets: < 5 ms per proposal for all
+// strategies, < 50 ms for bayes_opt with 500 observations.
+//
+//   bench/strategy_bench                       every strategy, 200 evaluations
+//   bench/strategy_bench --benchmark_filter=Bayes500
+#include <benchmark/benchmark.h>
+
+#include <ctime>
+
+#include "search/cost.h"
+#include "search/strategy.h"
+#include "tests/search_landscapes.h"
+
+namespace ktune {
+namespace {
+
+using namespace testing_landscapes;
+
+const SearchSpace& space() {
+  static const SearchSpace s = large_space();
+  return s;
+}
+const ExhaustiveTable& table() {
+  static const ExhaustiveTable t = table_of(space(), rugged, 15);
+  return t;
+}
+
+// Full run of `evals` evaluations; reports the mean time per evaluation.
+void BM_Strategy(benchmark::State& state, std::string name) {
+  const uint64_t evals = static_cast<uint64_t>(state.range(0));
+  double cpu_s = 0;
+  for (auto _ : state) {
+    const std::clock_t start = std::clock();
+    StrategyContext ctx{&space(), 7, {}, {}, evals};
+    std::unique_ptr<Strategy> s = make_strategy(name, ctx);
+    CostLayer layer(space(), Budget{evals, 0}, replay(table()), false);
+    RunResult r = layer.run(*s);
+    benchmark::DoNotOptimize(r.best_score);
+    cpu_s += static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+    state.counters["fevals"] = static_cast<double>(r.fevals);
+  }
+  // CPU rather than wall time: the figure must not depend on the machine's load.
+  state.counters["cpu_ms_per_eval"] = cpu_s * 1e3 / (static_cast<double>(evals) * static_cast<double>(state.iterations()));
+}
+
+// One proposal of bayes_opt / model_rank after `n` observations already heard.
+void BM_ProposalAfter(benchmark::State& state, std::string name) {
+  const uint64_t n = static_cast<uint64_t>(state.range(0));
+  StrategyContext ctx{&space(), 7, {}, {}, 0};
+  std::unique_ptr<Strategy> s = make_strategy(name, ctx);
+  std::mt19937_64 rng(3);
+  std::vector<Observation> heard;
+  for (const Config& c : space().sample(n, rng, true)) heard.push_back({c, table().at(c).objective});
+  s->observe(heard);
+  for (auto _ : state) {
+    std::vector<Config> batch = s->propose(1);
+    benchmark::DoNotOptimize(batch);
+    // Tell it the result so the next proposal works on n+1 observations, like a run.
+    std::vector<Observation> r;
+    for (const Config& c : batch) r.push_back({c, table().at(c).objective});
+    s->observe(r);
+  }
+}
+
+void register_all() {
+  for (const StrategyInfo& info : strategy_catalog())
+    benchmark::RegisterBenchmark(("Strategy/" + info.name).c_str(), BM_Strategy, info.name)
+        ->Arg(200)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(1);
+  for (const char* name : {"bayes_opt", "model_rank"})
+    benchmark::RegisterBenchmark((std::string("ProposalAfter/") + name).c_str(), BM_ProposalAfter, name)
+        ->Arg(100)
+        ->Arg(500)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(20);
+}
+
+}  // namespace
+}  // namespace ktune
+
+int main(int argc, char** argv) {
+  ktune::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

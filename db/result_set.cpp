@@ -1,0 +1,80 @@
+#include "db/result_set.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "search/error.h"
+
+namespace ktune::db {
+
+bool take_observer_field(Evaluation& e, const std::string& name, double v) {
+  auto as_int = [](double x) { return static_cast<int64_t>(std::llround(x)); };
+  if (name == "num_regs") e.registers = as_int(v);
+  else if (name == "shared_bytes") e.shared_bytes = as_int(v);
+  else if (name == "local_bytes") e.local_bytes = as_int(v);
+  else if (name == "occupancy") e.occupancy = v;
+  else if (name == "core_freq") e.sm_clock_mhz = v;
+  else if (name == "temperature") e.temperature_c = v;
+  else if (name == "nvml_power") e.power_w = v;
+  else return false;
+  return true;
+}
+
+void for_each_observer_field(const Evaluation& e,
+                             const std::function<void(const char*, double, const char*)>& out) {
+  if (e.registers) out("num_regs", static_cast<double>(*e.registers), "");
+  if (e.shared_bytes) out("shared_bytes", static_cast<double>(*e.shared_bytes), "B");
+  if (e.local_bytes) out("local_bytes", static_cast<double>(*e.local_bytes), "B");
+  if (e.occupancy) out("occupancy", *e.occupancy, "");
+  if (e.sm_clock_mhz) out("core_freq", *e.sm_clock_mhz, "MHz");
+  if (e.temperature_c) out("temperature", *e.temperature_c, "C");
+  if (e.power_w) out("nvml_power", *e.power_w, "W");
+}
+
+namespace {
+bool value_less(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) return a.as_float() < b.as_float();
+  if (a.is_number() != b.is_number()) return a.is_number();
+  return a.str() < b.str();
+}
+}  // namespace
+
+std::vector<std::vector<Value>> parameter_domains(const ResultSet& rs) {
+  if (rs.param_values.size() == rs.param_names.size() && !rs.param_names.empty()) return rs.param_values;
+  std::vector<std::vector<Value>> out(rs.param_names.size());
+  for (const Evaluation& e : rs.evaluations)
+    for (size_t i = 0; i < out.size() && i < e.config.size(); ++i)
+      if (std::find(out[i].begin(), out[i].end(), e.config[i]) == out[i].end()) out[i].push_back(e.config[i]);
+  for (auto& d : out) std::stable_sort(d.begin(), d.end(), value_less);
+  return out;
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error::bad_input("cannot read " + path + ": " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return std::move(ss).str();
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  // Write beside and rename, so a failed export never leaves half a file.
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error::bad_input("cannot write " + path + ": " + std::strerror(errno));
+    out << text;
+    out.flush();
+    if (!out) throw Error::failed("writing " + path + " failed: " + std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw Error::failed("cannot write " + path + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace ktune::db

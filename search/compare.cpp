@@ -1,0 +1,208 @@
+#include "search/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace ktune {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The table in minimised units, and what fractions of the optimum mean on it.
+struct Landscape {
+  std::vector<double> sorted;  // successful objectives, minimised, ascending
+  uint64_t n = 0, failed = 0;
+  double mean_cost = 0;
+  bool ratio = true;           // fraction = optimum/best (all objectives positive)
+  bool higher_is_better = false;
+
+  double opt() const { return sorted.front(); }
+  double worst() const { return sorted.back(); }
+  double fraction(double best) const {  // best in minimised units; worst() before a success
+    if (!std::isfinite(best)) return 0;
+    if (ratio) return higher_is_better ? best / opt() : opt() / best;
+    return worst() == opt() ? 1.0 : (worst() - best) / (worst() - opt());
+  }
+};
+
+Landscape analyse(const SearchSpace& space, const ExhaustiveTable& table, bool hib) {
+  Landscape l;
+  l.higher_is_better = hib;
+  l.n = space.count_valid();
+  double cost = 0;
+  for (const auto& [c, e] : table) {
+    cost += e.cost_s;
+    if (e.objective && std::isfinite(*e.objective)) l.sorted.push_back(hib ? -*e.objective : *e.objective);
+  }
+  if (l.sorted.empty()) throw Error::failed("compare: no configuration of the table succeeded");
+  l.n = std::max<uint64_t>(l.n, l.sorted.size());
+  l.failed = l.n - l.sorted.size();
+  l.mean_cost = table.empty() ? 0 : cost / static_cast<double>(table.size());
+  std::sort(l.sorted.begin(), l.sorted.end());
+  for (double v : l.sorted) l.ratio = l.ratio && (hib ? -v : v) > 0;
+  return l;
+}
+
+// One run seen through the metrics: best (minimised) after k = 1..K evaluations.
+struct RunCurve {
+  std::vector<double> best;
+  std::vector<std::pair<double, double>> by_time;  // (elapsed_s, best) per evaluation
+  uint64_t fevals = 0;
+};
+
+RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const Landscape& l,
+                const StrategyRun& s, uint64_t seed, uint64_t k_max, const CompareOptions& o) {
+  StrategyContext ctx{&space, seed, s.options, o.features, k_max};
+  std::unique_ptr<Strategy> strategy = make_strategy(s.name, ctx);
+  auto evaluate = [&](std::span<const Config> configs) {
+    std::vector<EvalOutcome> out;
+    for (const Config& c : configs) {
+      auto it = table.find(c);
+      out.push_back(it == table.end() ? EvalOutcome{std::nullopt, l.mean_cost}
+                                      : EvalOutcome{it->second.objective, it->second.cost_s});
+    }
+    return out;
+  };
+  CostOptions copts;
+  copts.batch_size = o.batch_size;
+  CostLayer layer(space, Budget{k_max, 0}, evaluate, o.higher_is_better, copts);
+  RunResult r = layer.run(*strategy);
+  RunCurve curve;
+  curve.fevals = r.fevals;
+  double best = kInf;  // nothing succeeded yet
+  for (const TraceEntry& e : r.trace) {
+    if (e.best) best = o.higher_is_better ? -*e.best : *e.best;
+    curve.best.push_back(best);
+    curve.by_time.emplace_back(e.elapsed_s, best);
+  }
+  curve.best.resize(k_max, best);  // a run that stopped early keeps its last best
+  return curve;
+}
+
+double run_p_score(const RunCurve& c, const std::vector<double>& random, const Landscape& l) {
+  double sum = 0;
+  size_t terms = 0;
+  for (size_t k = 0; k < random.size(); ++k) {
+    const double denom = random[k] - l.opt();
+    if (!(denom > 1e-12 * std::max(1.0, std::abs(l.opt())))) continue;
+    const double b = std::isfinite(c.best[k]) ? c.best[k] : l.worst();
+    sum += (random[k] - b) / denom, ++terms;
+  }
+  return terms ? sum / static_cast<double>(terms) : 0.0;
+}
+
+StrategyComparison summarise(const std::string& name, const std::vector<RunCurve>& runs, const Landscape& l,
+                             const std::vector<double>& random, uint64_t k_max, const CompareOptions& o) {
+  StrategyComparison s;
+  s.name = name;
+  for (double f : o.fractions) {
+    std::vector<std::optional<double>> evals;
+    for (const RunCurve& r : runs) {
+      std::optional<double> first;
+      for (size_t k = 0; k < r.best.size() && !first; ++k)
+        if (l.fraction(r.best[k]) >= f - 1e-12) first = static_cast<double>(k + 1);
+      evals.push_back(first);
+    }
+    s.evals_to_fraction.emplace_back(f, spread_of(std::move(evals)));
+  }
+  for (uint64_t b : o.budgets) {
+    if (b == 0 || b > k_max) continue;
+    std::vector<std::optional<double>> at;
+    for (const RunCurve& r : runs) at.push_back(l.fraction(r.best[b - 1]));
+    s.fraction_at_budget.emplace_back(b, spread_of(std::move(at)));
+  }
+  std::vector<double> times = o.time_budgets;
+  if (times.empty())
+    for (uint64_t b : o.budgets)
+      if (b <= k_max) times.push_back(l.mean_cost * static_cast<double>(b));
+  for (double t : times) {
+    std::vector<std::optional<double>> at;
+    for (const RunCurve& r : runs) {
+      double best = kInf;
+      for (const auto& [elapsed, b] : r.by_time)
+        if (elapsed <= t * (1 + 1e-12)) best = b;
+      at.push_back(l.fraction(best));
+    }
+    s.fraction_at_time.emplace_back(t, spread_of(std::move(at)));
+  }
+  std::vector<std::optional<double>> ps;
+  for (const RunCurve& r : runs) {
+    s.max_evals_used = std::max(s.max_evals_used, r.fevals);
+    ps.push_back(run_p_score(r, random, l));
+    s.p_score += *ps.back() / static_cast<double>(runs.size());
+  }
+  s.p_score_runs = spread_of(std::move(ps));
+  for (uint64_t k = 0; k < k_max; ++k) {
+    std::vector<std::optional<double>> at;
+    for (const RunCurve& r : runs) at.push_back(l.fraction(r.best[k]));
+    s.median_curve.push_back(spread_of(std::move(at)).median.value_or(0.0));
+  }
+  return s;
+}
+
+std::optional<double> quantile(const std::vector<double>& v, double q) {
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos)), hi = static_cast<size_t>(std::ceil(pos));
+  if (!std::isfinite(v[hi])) {
+    if (q == 0.5 && std::isfinite(v[lo])) return v[lo];  // exactly half reached: the lower median
+    return std::nullopt;
+  }
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+}  // namespace
+
+std::vector<double> random_expected_best(const std::vector<double>& sorted, uint64_t n, uint64_t max_k) {
+  std::vector<double> out;
+  const size_t m = sorted.size();
+  if (m == 0) return std::vector<double>(max_k, kInf);
+  for (uint64_t k = 1; k <= max_k; ++k) {
+    const uint64_t draws = std::min(k, n);
+    double q_prev = 1, e = 0;  // q_0 = 1
+    for (size_t i = 1; i <= m; ++i) {
+      // q_i = q_{i-1} (n - i + 1 - k) / (n - i + 1): none of the i best among k draws.
+      const double avail = static_cast<double>(n - i + 1);
+      const double q = avail > static_cast<double>(draws) ? q_prev * (avail - draws) / avail : 0.0;
+      e += sorted[i - 1] * (q_prev - q);
+      q_prev = q;
+      if (q_prev < 1e-300) break;
+    }
+    out.push_back(e + sorted.back() * q_prev);
+  }
+  return out;
+}
+
+Spread spread_of(std::vector<std::optional<double>> values) {
+  Spread s;
+  if (values.empty()) return s;
+  std::vector<double> v;
+  for (const auto& x : values) v.push_back(x ? *x : kInf);
+  std::sort(v.begin(), v.end());
+  for (double x : v) s.reached += std::isfinite(x) ? 1 : 0;
+  s.median = quantile(v, 0.5), s.q25 = quantile(v, 0.25), s.q75 = quantile(v, 0.75);
+  if (std::isfinite(v.front())) s.min = v.front();
+  if (std::isfinite(v.back())) s.max = v.back();
+  return s;
+}
+
+CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, const std::vector<StrategyRun>& strategies,
+                      const CompareOptions& o) {
+  const Landscape l = analyse(space, table, o.higher_is_better);
+  const uint64_t k_max = o.max_fevals ? std::min(o.max_fevals, l.n) : l.n;
+  const std::vector<double> random = random_expected_best(l.sorted, l.n, k_max);
+  CompareResult result;
+  result.optimum = o.higher_is_better ? -l.opt() : l.opt();
+  result.valid = l.n, result.failed = l.failed, result.max_fevals = k_max;
+  result.higher_is_better = o.higher_is_better;
+  for (const StrategyRun& s : strategies) {
+    std::vector<RunCurve> runs;
+    for (size_t i = 0; i < std::max<size_t>(o.runs, 1); ++i)
+      runs.push_back(replay(space, table, l, s, o.first_seed + i, k_max, o));
+    result.strategies.push_back(summarise(s.label.empty() ? s.name : s.label, runs, l, random, k_max, o));
+  }
+  return result;
+}
+
+}  // namespace ktune

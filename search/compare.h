@@ -1,0 +1,112 @@
+// Comparing strategies on an exhaustively measured space, by replay.
+//
+// Given a table with the objective (or failure) and the recorded cost of every
+// valid configuration, compare() runs each strategy `runs` times (seeds
+// first_seed, first_seed+1, ...) through the CostLayer against a replay
+// evaluate, so the time axis is recorded tuning time, and summarises:
+//
+//  * fraction of optimum of a best-so-far b (optimum o): o/b for a minimised
+//    objective, b/o for a maximised one (both when every successful objective
+//    is positive); otherwise (w - b)/(w - o) with w the worst successful
+//    objective, in minimised units. 0 before anything succeeded.
+//  * evals_to_fraction[f]: evaluations until the fraction first reaches f, per
+//    run; median, quartiles, min, max over runs; a run that never reaches f
+//    counts as +infinity, so the median is null when more than half the runs
+//    never reach it (with exactly half, the lower median is reported).
+//  * fraction_at_budget[b] / fraction_at_time[t]: fraction reached within b
+//    evaluations / t seconds of recorded cost (quartiles over runs).
+//  * p_score (Willemsen et al., "A methodology for comparing optimization
+//    algorithms for auto-tuning", FGCS 2024; Kernel Tuner's comparison): with
+//    B_s(k) the mean over runs of the strategy's best-so-far after k
+//    evaluations and R(k) the EXACT expected best-so-far of random search
+//    without replacement after k draws (random_expected_best), in minimised
+//    units, and o the optimum,
+//        P = mean over k in K of (R(k) - B_s(k)) / (R(k) - o),
+//    K = {1..max_fevals} minus the k where R(k) = o (random is sure to have
+//    the optimum). Before any success a best-so-far counts as the worst
+//    successful objective w, for both sides. P = 0: as good as random search;
+//    1: at the optimum from the first evaluation; < 0: worse than random.
+//    A run that stops early carries its last best forward.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/cost.h"
+#include "search/strategy.h"
+
+namespace ktune {
+
+struct TableEntry {
+  std::optional<double> objective;  // nullopt: the configuration failed
+  double cost_s = 0;                // recorded time to evaluate it
+};
+// Every valid configuration of the space. A configuration missing from the
+// table replays as failed with the mean recorded cost.
+using ExhaustiveTable = std::map<Config, TableEntry>;
+
+struct StrategyRun {
+  std::string name;  // make_strategy name
+  std::map<std::string, Value, std::less<>> options;
+  std::string label;  // shown in results; "" = name
+};
+
+struct CompareOptions {
+  size_t runs = 20;
+  uint64_t first_seed = 1;
+  uint64_t max_fevals = 500;  // per run, also the P-score's budget range; 0 = the whole space
+  bool higher_is_better = false;
+  size_t batch_size = 1;
+  std::vector<double> fractions = {0.9, 0.95, 0.98};
+  std::vector<uint64_t> budgets = {10, 20, 50, 100, 200, 500};  // those above max_fevals are left out
+  std::vector<double> time_budgets;  // seconds; empty: mean recorded cost x each budget
+  std::function<StaticFeatures(const Config&)> features;  // given to the strategies
+};
+
+struct Spread {
+  std::optional<double> median, q25, q75, min, max;  // nullopt where it is infinite (not reached)
+  size_t reached = 0;  // runs with a finite value
+};
+
+struct StrategyComparison {
+  std::string name;
+  std::vector<std::pair<double, Spread>> evals_to_fraction;
+  std::vector<std::pair<uint64_t, Spread>> fraction_at_budget;
+  std::vector<std::pair<double, Spread>> fraction_at_time;
+  uint64_t max_evals_used = 0;
+  double p_score = 0;
+  Spread p_score_runs;              // the per-run P-scores (their mean is p_score)
+  std::vector<double> median_curve;  // median fraction of optimum after k = 1..max evaluations
+};
+
+struct CompareResult {
+  double optimum = 0;   // user units
+  uint64_t valid = 0;   // configurations in the space
+  uint64_t failed = 0;  // of which failed
+  uint64_t max_fevals = 0;
+  bool higher_is_better = false;
+  std::vector<StrategyComparison> strategies;
+};
+
+// Throws Error::bad_input for an unknown strategy or option, Error::failed
+// when no configuration of the table succeeded.
+CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, const std::vector<StrategyRun>& strategies,
+                      const CompareOptions& options);
+
+// Exact E[best-so-far] of random search without replacement after k = 1..max_k
+// draws from n configurations of which the successful ones have the minimised
+// values `sorted` (ascending); before a success the best counts as
+// sorted.back(). With q_i(k) = C(n-i, k)/C(n, k), the probability that none of
+// the i best was drawn: E_k = sum_j sorted[j-1] (q_{j-1} - q_j) + sorted.back() q_M.
+std::vector<double> random_expected_best(const std::vector<double>& sorted, uint64_t n, uint64_t max_k);
+
+// Order statistics of values (nullopt = +infinity), as described above.
+Spread spread_of(std::vector<std::optional<double>> values);
+
+// The result as JSON: {"optimum":..., "strategies":[{"name":..., "evals_to_fraction":{"0.9":{"median":...}}, ...}]}.
+std::string to_json(const CompareResult& result);
+
+}  // namespace ktune

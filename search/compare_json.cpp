@@ -1,0 +1,71 @@
+// CompareResult as JSON, written by hand: search/ links no JSON library.
+#include <cmath>
+#include <sstream>
+
+#include "search/compare.h"
+
+namespace ktune {
+namespace {
+
+std::string number(double x) {
+  if (!std::isfinite(x)) return "null";
+  return python_float_repr(x);
+}
+std::string number(const std::optional<double>& x) { return x ? number(*x) : "null"; }
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string spread(const Spread& s) {
+  std::ostringstream o;
+  o << "{\"median\":" << number(s.median) << ",\"q25\":" << number(s.q25) << ",\"q75\":" << number(s.q75)
+    << ",\"min\":" << number(s.min) << ",\"max\":" << number(s.max) << ",\"reached\":" << s.reached << "}";
+  return o.str();
+}
+
+template <class K>
+std::string keyed(const std::vector<std::pair<K, Spread>>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ",";
+    out += quoted(Value(items[i].first).str()) + ":" + spread(items[i].second);
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+std::string to_json(const CompareResult& r) {
+  std::ostringstream o;
+  o << "{\"optimum\":" << number(r.optimum) << ",\"valid\":" << r.valid << ",\"failed\":" << r.failed
+    << ",\"max_fevals\":" << r.max_fevals << ",\"higher_is_better\":" << (r.higher_is_better ? "true" : "false")
+    << ",\"strategies\":[";
+  for (size_t i = 0; i < r.strategies.size(); ++i) {
+    const StrategyComparison& s = r.strategies[i];
+    if (i) o << ",";
+    o << "{\"name\":" << quoted(s.name) << ",\"p_score\":" << number(s.p_score)
+      << ",\"p_score_runs\":" << spread(s.p_score_runs) << ",\"max_evals_used\":" << s.max_evals_used
+      << ",\"evals_to_fraction\":" << keyed(s.evals_to_fraction)
+      << ",\"fraction_at_budget\":" << keyed(std::vector<std::pair<int64_t, Spread>>(
+                                           s.fraction_at_budget.begin(), s.fraction_at_budget.end()))
+      << ",\"fraction_at_time\":" << keyed(s.fraction_at_time) << ",\"median_curve\":[";
+    for (size_t k = 0; k < s.median_curve.size(); ++k) o << (k ? "," : "") << number(s.median_curve[k]);
+    o << "]}";
+  }
+  o << "]}";
+  return o.str();
+}
+
+}  // namespace ktune

@@ -1,0 +1,138 @@
+#include "search/cost.h"
+
+#include <cmath>
+#include <unordered_set>
+
+namespace ktune {
+
+const char* stop_reason_name(StopReason r) {
+  switch (r) {
+    case StopReason::MaxFevals: return "max_fevals";
+    case StopReason::TimeLimit: return "time_limit";
+    case StopReason::StrategyDone: return "strategy_done";
+    case StopReason::SpaceExhausted: return "space_exhausted";
+    case StopReason::NoProgress: return "no_progress";
+  }
+  return "unknown";
+}
+
+size_t CostLayer::ConfigHash::operator()(const Config& c) const noexcept {
+  uint64_t h = 1469598103934665603ull;
+  for (uint32_t v : c) h = (h ^ v) * 1099511628211ull;
+  return static_cast<size_t>(h);
+}
+
+CostLayer::CostLayer(const SearchSpace& space, Budget budget, Evaluate evaluate, bool higher_is_better,
+                     CostOptions options)
+    : space_(&space),
+      budget_(budget),
+      evaluate_(std::move(evaluate)),
+      higher_is_better_(higher_is_better),
+      options_(std::move(options)) {
+  if (options_.batch_size == 0) options_.batch_size = 1;
+  if (options_.max_stale_proposals == 0) options_.max_stale_proposals = 1;
+}
+
+void CostLayer::seed(const Config& config, const EvalOutcome& outcome) {
+  // A result for a configuration this space does not allow is not knowledge
+  // about this space (e.g. restrictions changed since it was measured).
+  if (config.size() != space_->parameters().size() || !space_->is_valid(config)) return;
+  seeds_.emplace_back(config, outcome);
+}
+
+std::optional<double> CostLayer::internal(std::optional<double> user) const {
+  if (!user || !std::isfinite(*user)) return std::nullopt;
+  return higher_is_better_ ? -*user : *user;
+}
+
+double CostLayer::elapsed(const RunResult& r, double start) const {
+  return options_.clock ? options_.clock() - start : r.elapsed_s;
+}
+
+bool CostLayer::budget_left(const RunResult& r, double start) const {
+  if (budget_.max_fevals && r.fevals >= budget_.max_fevals) return false;
+  return !(budget_.time_limit_s > 0 && elapsed(r, start) >= budget_.time_limit_s);
+}
+
+void CostLayer::record(RunResult& r, const Config& c, const EvalOutcome& o, bool seeded, double start,
+                       const Progress& progress) {
+  std::optional<double> score = o.score && std::isfinite(*o.score) ? o.score : std::nullopt;
+  cache_[c] = Cached{score};
+  if (!seeded || options_.count_seeded) ++r.fevals;
+  if (!seeded) r.elapsed_s += std::max(o.cost_s, 0.0);
+  if (score && (!r.best_score || *internal(score) < *internal(r.best_score))) {
+    r.best_score = score;
+    r.best_config = c;
+  }
+  TraceEntry e{c, score, r.fevals, options_.clock ? elapsed(r, start) : r.elapsed_s, r.best_score, seeded};
+  if (progress) progress(e);
+  r.trace.push_back(std::move(e));
+}
+
+void CostLayer::evaluate_new(RunResult& r, std::vector<Config>& fresh, double start, const Progress& progress) {
+  if (fresh.empty()) return;
+  std::vector<EvalOutcome> outcomes = evaluate_(fresh);
+  if (outcomes.size() != fresh.size())
+    throw Error::failed("internal: evaluation returned " + std::to_string(outcomes.size()) + " results for " +
+                        std::to_string(fresh.size()) + " configurations");
+  for (size_t i = 0; i < fresh.size(); ++i) record(r, fresh[i], outcomes[i], false, start, progress);
+}
+
+RunResult CostLayer::run(Strategy& strategy, const Progress& progress) {
+  RunResult r;
+  cache_.clear();
+  const double start = options_.clock ? options_.clock() : 0.0;
+  std::vector<Observation> known;
+  for (const auto& [c, o] : seeds_) {
+    if (cache_.count(c)) continue;
+    record(r, c, o, true, start, progress);
+    known.push_back({c, internal(o.score)});
+  }
+  if (!known.empty()) strategy.observe(known);
+  const uint64_t valid = space_->count_valid();
+  uint64_t stale = 0;
+  for (;;) {
+    if (cache_.size() >= valid) {
+      r.stop = StopReason::SpaceExhausted;
+      break;
+    }
+    if (!budget_left(r, start)) {
+      r.stop = budget_.max_fevals && r.fevals >= budget_.max_fevals ? StopReason::MaxFevals : StopReason::TimeLimit;
+      break;
+    }
+    std::vector<Config> batch = strategy.propose(options_.batch_size);
+    ++r.proposals;
+    if (batch.empty()) {
+      r.stop = StopReason::StrategyDone;
+      break;
+    }
+    std::vector<Config> fresh;
+    std::unordered_set<Config, ConfigHash> in_batch;
+    for (const Config& c : batch) {
+      if (c.size() != space_->parameters().size() || !space_->is_valid(c))
+        throw Error::failed("internal: the strategy proposed an invalid configuration " +
+                            (c.size() == space_->parameters().size() ? space_->key(c) : std::string("(wrong size)")));
+      if (cache_.count(c)) ++r.cache_hits;
+      else if (in_batch.insert(c).second) fresh.push_back(c);
+    }
+    if (budget_.max_fevals && fresh.size() > budget_.max_fevals - r.fevals)
+      fresh.resize(budget_.max_fevals - r.fevals);
+    stale = fresh.empty() ? stale + 1 : 0;
+    evaluate_new(r, fresh, start, progress);
+    std::vector<Observation> obs;
+    for (const Config& c : batch) {
+      auto it = cache_.find(c);
+      if (it == cache_.end()) break;  // truncated by the budget: the run ends
+      obs.push_back({c, internal(it->second.score)});
+    }
+    strategy.observe(obs);
+    if (stale >= options_.max_stale_proposals) {
+      r.stop = StopReason::NoProgress;
+      break;
+    }
+  }
+  r.elapsed_s = elapsed(r, start);
+  return r;
+}
+
+}  // namespace ktune

@@ -1,0 +1,117 @@
+// The cost layer: the one place that spends tuning budget.
+//
+// CostLayer::run() drives a Strategy: it asks for a batch, answers the
+// configurations it has already measured from its cache (free, not counted),
+// measures the new ones with one call of the evaluate callback, tells the
+// strategy every result, and keeps a trace. Rules:
+//   * an evaluation = one measured configuration, failed ones included; a
+//     repeat answered from the cache is not one. max_fevals is never exceeded:
+//     a batch is truncated to the evaluations left.
+//   * the time budget is spent when the summed cost_s of the measured
+//     configurations (or the injected clock, CostOptions::clock) reaches
+//     time_limit_s; it is checked before every evaluation batch, so with batch
+//     size 1 no evaluation starts after the limit.
+//   * configurations pre-loaded with seed() (known results, e.g. on resume)
+//     are answered from the cache at no time cost and are observed by the
+//     strategy before its first proposal; they count toward max_fevals unless
+//     CostOptions::count_seeded is false (the caller decides).
+//   * the run also stops when the strategy proposes nothing, when every valid
+//     configuration has been measured, or after max_stale_proposals proposals
+//     in a row with nothing new (a strategy looping on the cache).
+// Scores are negated for higher-is-better objectives so strategies always
+// minimise; the trace reports the user's objective. A strategy proposing an
+// invalid configuration is a bug: Error::failed. Deterministic when evaluate
+// is; one CostLayer is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "search/space.h"
+#include "search/strategy.h"
+
+namespace ktune {
+
+struct Budget {
+  uint64_t max_fevals = 0;   // 0 = unlimited
+  double time_limit_s = 0;   // 0 = unlimited
+};
+
+struct EvalOutcome {
+  std::optional<double> score;  // the user's objective; nullopt = failed
+  double cost_s = 0;            // time this evaluation took: compile + benchmark + framework
+};
+
+struct CostOptions {
+  size_t batch_size = 1;                 // configurations asked from the strategy per proposal
+  uint64_t max_stale_proposals = 1000;   // proposals in a row with nothing new before giving up
+  bool count_seeded = true;              // seeded results count toward max_fevals
+  std::function<double()> clock;         // seconds; when set, the time budget is wall time on it
+};
+
+enum class StopReason { MaxFevals, TimeLimit, StrategyDone, SpaceExhausted, NoProgress };
+const char* stop_reason_name(StopReason r);  // "max_fevals", "time_limit", ...
+
+struct TraceEntry {
+  Config config;
+  std::optional<double> score;      // the user's objective; nullopt = failed
+  uint64_t fevals = 0;              // evaluations counted so far, this one included
+  double elapsed_s = 0;             // cumulative cost (time budget units)
+  std::optional<double> best;       // best objective so far (user units)
+  bool seeded = false;              // pre-loaded, not measured in this run
+};
+
+struct RunResult {
+  std::vector<TraceEntry> trace;
+  StopReason stop = StopReason::StrategyDone;
+  uint64_t fevals = 0;
+  double elapsed_s = 0;
+  std::optional<Config> best_config;
+  std::optional<double> best_score;  // user units
+  uint64_t proposals = 0, cache_hits = 0;
+};
+
+class CostLayer {
+ public:
+  using Evaluate = std::function<std::vector<EvalOutcome>(std::span<const Config>)>;
+  using Progress = std::function<void(const TraceEntry&)>;
+
+  // REQUIRES: space outlives the layer; evaluate returns one outcome per config.
+  CostLayer(const SearchSpace& space, Budget budget, Evaluate evaluate, bool higher_is_better,
+            CostOptions options = {});
+
+  // A known result: answered from the cache; see the rules above. Call before run().
+  void seed(const Config& config, const EvalOutcome& outcome);
+
+  // Runs the strategy to a stop. progress (optional) hears every trace entry.
+  RunResult run(Strategy& strategy, const Progress& progress = {});
+
+ private:
+  struct ConfigHash {
+    size_t operator()(const Config& c) const noexcept;
+  };
+  struct Cached {
+    std::optional<double> score;  // user units
+  };
+  bool budget_left(const RunResult& r, double start) const;
+  double elapsed(const RunResult& r, double start) const;
+  void record(RunResult& r, const Config& c, const EvalOutcome& o, bool seeded, double start,
+              const Progress& progress);
+  std::optional<double> internal(std::optional<double> user) const;
+  void evaluate_new(RunResult& r, std::vector<Config>& fresh, double start, const Progress& progress);
+
+  const SearchSpace* space_;
+  Budget budget_;
+  Evaluate evaluate_;
+  bool higher_is_better_;
+  CostOptions options_;
+  std::unordered_map<Config, Cached, ConfigHash> cache_;
+  std::vector<std::pair<Config, EvalOutcome>> seeds_;
+};
+
+}  // namespace ktune

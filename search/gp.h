@@ -1,0 +1,72 @@
+// Gaussian-process regression for the model-based strategies (bayes_opt,
+// model_rank), private to search/.
+//
+// Inputs are encoded configurations (ConfigEncoder: value index scaled to
+// [0, 1] per parameter; string parameters one-hot or as an index). Targets are
+// standardised inside fit(); the kernel is an isotropic Matérn 5/2 with unit
+// signal variance whose lengthscale is picked from a small grid by log
+// marginal likelihood. The Cholesky factorisation adds jitter (growing tenfold
+// up to 0.1) until it succeeds, so duplicate or near-identical points never
+// break it. Cost: O(n^3) per grid value to fit, O(n^2) per prediction; the
+// callers cap n (TrainingSet) to keep proposals fast.
+#pragma once
+
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "search/space.h"
+
+namespace ktune::strategy_detail {
+
+class ConfigEncoder {
+ public:
+  ConfigEncoder(const SearchSpace& space, bool one_hot_strings);
+  size_t dims() const { return dims_; }
+  // Appends dims() coordinates of c to out.
+  void encode(const Config& c, std::vector<double>& out) const;
+
+ private:
+  struct Column {
+    uint32_t values;
+    bool one_hot;
+  };
+  std::vector<Column> columns_;
+  size_t dims_ = 0;
+};
+
+// The observations a model is fitted to, already transformed: log of the
+// score when every successful score is positive (run times), failures set to
+// the worst successful value (a penalty that keeps the model off them without
+// wrecking its scale). Over `cap` observations, keeps the cap/2 best and fills
+// up with the most recent.
+struct TrainingSet {
+  std::vector<Config> configs;
+  std::vector<double> y;
+  double best = 0;  // lowest y
+  bool log_scale = false;
+};
+TrainingSet make_training_set(const std::vector<std::pair<Config, double>>& history, size_t cap);
+
+class GaussianProcess {
+ public:
+  // x: n rows of d coordinates (row-major). REQUIRES n >= 1, y.size() == n.
+  void fit(std::vector<double> x, size_t d, std::span<const double> y, std::span<const double> lengthscales);
+  // Posterior mean and standard deviation at each of m rows of xs, in y's units.
+  void predict(std::span<const double> xs, size_t m, std::vector<double>& mean, std::vector<double>& sd) const;
+  double lengthscale() const { return ls_; }
+
+ private:
+  double kernel(double r2) const;
+  // Cholesky of K(ls) + noise into l_; returns the log marginal likelihood.
+  double factor(double ls, std::span<const double> y_std);
+
+  size_t n_ = 0, d_ = 0;
+  std::vector<double> x_, d2_, l_, alpha_;
+  double ls_ = 0.3, y_mean_ = 0, y_scale_ = 1;
+};
+
+// Expected improvement below `best` (minimisation) with exploration margin xi.
+double expected_improvement(double mean, double sd, double best, double xi);
+
+}  // namespace ktune::strategy_detail

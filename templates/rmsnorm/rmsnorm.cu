@@ -1,0 +1,135 @@
+// rmsnorm: out[r][c] = in[r][c] / sqrt(mean_c(in[r][c]^2) + EPS) * weight[c] for each of
+// `rows` rows of ROW_LEN floats (EPS = 1e-6). ROW_LEN is a compile-time constant
+// (-DROW_LEN=... in the spec's compiler_options) so a row's share per thread can live
+// in registers; `cols` is passed too and must equal it (the kernel traps otherwise).
+// A block handles rows_per_block rows, block_size_x / rows_per_block threads (whole
+// warps) per row. The sum of squares is reduced with warp shuffles, plus a shared-memory
+// exchange between the row's warps when a row has more than one warp.
+//
+// Tunable macros:
+//   block_size_x     threads per block
+//   rows_per_block   rows per block (threads per row = block_size_x / rows_per_block)
+//   vector_width     1, 2 or 4 floats per access
+//   cache_row        1: the row stays in registers: one read, one write (needs
+//                    ROW_LEN / threads_per_row <= 64); 0: the row is read twice (the
+//                    re-read mostly hits L2)
+//   streaming_stores 1: outputs stored with the evict-first hint (__stcs)
+// Grid: rows / rows_per_block. rmsnorm_ref works with any launch geometry, no macros.
+
+#ifndef ROW_LEN
+#define ROW_LEN 8192
+#endif
+#ifndef block_size_x
+#define block_size_x 256
+#endif
+#ifndef rows_per_block
+#define rows_per_block 1
+#endif
+#ifndef vector_width
+#define vector_width 4
+#endif
+#ifndef cache_row
+#define cache_row 1
+#endif
+#ifndef streaming_stores
+#define streaming_stores 0
+#endif
+
+#define TPR (block_size_x / rows_per_block)       // threads per row
+#define WPR (TPR / 32)                            // warps per row
+#define VPT (ROW_LEN / (TPR * vector_width))      // vectors per thread
+#define EPS 1e-6f
+
+template <int W> struct VecOf;
+template <> struct VecOf<1> { typedef float T; };
+template <> struct VecOf<2> { typedef float2 T; };
+template <> struct VecOf<4> { typedef float4 T; };
+typedef VecOf<vector_width>::T vec_t;
+#if streaming_stores
+#define STORE(p, v) __stcs((p), (v))
+#else
+#define STORE(p, v) (*(p) = (v))
+#endif
+
+// Reduces v over the calling thread's row (op 0: sum, 1: max); every thread gets the result.
+template <int OP> __device__ __forceinline__ float row_reduce(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float u = __shfl_xor_sync(0xffffffffu, v, o);
+    v = OP ? fmaxf(v, u) : v + u;
+  }
+#if WPR > 1
+  __shared__ float part[rows_per_block][WPR];
+  const int row = threadIdx.x / TPR, warp = (threadIdx.x % TPR) / 32;
+  __syncthreads();  // the previous call's readers are done
+  if ((threadIdx.x & 31) == 0) part[row][warp] = v;
+  __syncthreads();
+  v = part[row][0];
+#pragma unroll
+  for (int w = 1; w < WPR; ++w) v = OP ? fmaxf(v, part[row][w]) : v + part[row][w];
+#endif
+  return v;
+}
+
+__device__ __forceinline__ vec_t scale(vec_t v, vec_t w, float f) {
+  float* e = reinterpret_cast<float*>(&v);
+  const float* g = reinterpret_cast<const float*>(&w);
+#pragma unroll
+  for (int k = 0; k < vector_width; ++k) e[k] = e[k] * f * g[k];
+  return v;
+}
+
+__device__ __forceinline__ float sum_squares(vec_t v) {
+  const float* e = reinterpret_cast<const float*>(&v);
+  float s = 0.0f;
+#pragma unroll
+  for (int k = 0; k < vector_width; ++k) s = fmaf(e[k], e[k], s);
+  return s;
+}
+
+extern "C" __global__ void __launch_bounds__(block_size_x)
+rmsnorm(float* __restrict__ out, const float* __restrict__ in, const float* __restrict__ weight, int rows, int cols) {
+  if (cols != ROW_LEN) __trap();
+  const int row = blockIdx.x * rows_per_block + threadIdx.x / TPR, t = threadIdx.x % TPR;
+  // Every thread takes part in the barriers of row_reduce; rows past the end read row 0.
+  const long long base = (long long)(row < rows ? row : 0) * ROW_LEN;
+  const vec_t* x = reinterpret_cast<const vec_t*>(in + base);
+  const vec_t* w = reinterpret_cast<const vec_t*>(weight);
+  vec_t* y = reinterpret_cast<vec_t*>(out + base);
+  float s = 0.0f;
+#if cache_row
+  vec_t v[VPT];
+#pragma unroll
+  for (int j = 0; j < VPT; ++j) {
+    v[j] = x[j * TPR + t];
+    s += sum_squares(v[j]);
+  }
+#else
+#pragma unroll 4
+  for (int j = 0; j < VPT; ++j) s += sum_squares(x[j * TPR + t]);
+#endif
+  const float f = rsqrtf(row_reduce<0>(s) * (1.0f / ROW_LEN) + EPS);
+  if (row >= rows) return;
+#if cache_row
+#pragma unroll
+  for (int j = 0; j < VPT; ++j) STORE(&y[j * TPR + t], scale(v[j], __ldg(&w[j * TPR + t]), f));
+#else
+#pragma unroll 4
+  for (int j = 0; j < VPT; ++j) STORE(&y[j * TPR + t], scale(x[j * TPR + t], __ldg(&w[j * TPR + t]), f));
+#endif
+}
+
+// One row per thread-iteration, the mean square in double; any launch geometry.
+extern "C" __global__ void rmsnorm_ref(float* out, const float* in, const float* weight, int rows, int cols) {
+  const long long threads = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
+  const long long block = blockIdx.x + gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
+  const long long tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)
+                        + block * blockDim.x * blockDim.y * blockDim.z;
+  for (long long r = tid; r < rows; r += threads) {
+    const float* x = in + r * cols;
+    double s = 0.0;
+    for (int c = 0; c < cols; ++c) s += (double)x[c] * x[c];
+    const double f = 1.0 / sqrt(s / cols + 1e-6);
+    for (int c = 0; c < cols; ++c) out[r * cols + c] = (float)(x[c] * f * weight[c]);
+  }
+}

@@ -1,0 +1,174 @@
+// Strategy comparison statistics: the exact random-search baseline, the
+// P-score's anchors (random ~ 0, optimum-first = 1), null handling of
+// evals-to-fraction, budgets on both axes, JSON and SVG output.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "search/compare.h"
+#include "search/svg_plot.h"
+#include "tests/search_landscapes.h"
+
+namespace ktune {
+namespace {
+
+using namespace testing_landscapes;
+
+// E[best after k draws] by enumerating every k-subset of n items (values[i];
+// +inf = failed; before a success the best counts as the worst success).
+double brute_expected(const std::vector<double>& values, size_t k) {
+  const size_t n = values.size();
+  double worst = 0;
+  for (double v : values)
+    if (std::isfinite(v)) worst = std::max(worst, v);
+  std::vector<bool> pick(n, false);
+  std::fill(pick.begin(), pick.begin() + static_cast<long>(k), true);
+  double sum = 0;
+  size_t count = 0;
+  do {
+    double best = worst;
+    for (size_t i = 0; i < n; ++i)
+      if (pick[i]) best = std::min(best, values[i]);
+    sum += best, ++count;
+  } while (std::prev_permutation(pick.begin(), pick.end()));
+  return sum / static_cast<double>(count);
+}
+
+TEST(Compare, RandomBaselineIsExact) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> values = {5, 3, inf, 9, 3, 7, inf, 4};  // ties and failures
+  std::vector<double> sorted;
+  for (double v : values)
+    if (std::isfinite(v)) sorted.push_back(v);
+  std::sort(sorted.begin(), sorted.end());
+  const std::vector<double> e = random_expected_best(sorted, values.size(), values.size() + 2);
+  for (size_t k = 1; k <= values.size(); ++k) EXPECT_NEAR(e[k - 1], brute_expected(values, k), 1e-12) << k;
+  EXPECT_DOUBLE_EQ(e.back(), 3.0);  // k > n: every configuration drawn
+}
+
+TEST(Compare, SpreadTreatsNotReachedAsInfinity) {
+  Spread a = spread_of({1.0, 2.0, std::nullopt});
+  EXPECT_EQ(a.median, 2.0);
+  EXPECT_EQ(a.min, 1.0);
+  EXPECT_FALSE(a.max);
+  EXPECT_EQ(a.reached, 2u);
+  EXPECT_FALSE(spread_of({1.0, std::nullopt, std::nullopt}).median);  // not reached in over half
+  EXPECT_EQ(spread_of({1.0, 2.0, std::nullopt, std::nullopt}).median, 2.0);  // exactly half: lower median
+  EXPECT_EQ(spread_of({1.0, 2.0, 4.0, 5.0}).median, 3.0);
+  Spread none = spread_of({std::nullopt, std::nullopt});
+  EXPECT_FALSE(none.median);
+  EXPECT_FALSE(none.min);
+  EXPECT_EQ(none.reached, 0u);
+}
+
+// A 1-D landscape where brute force (index order) meets the optimum first.
+SearchSpace line_space() { return SearchSpace({int_param("x", range(60))}, {}); }
+
+ExhaustiveTable line_table(bool optimum_first) {
+  ExhaustiveTable t;
+  for (uint32_t i = 0; i < 60; ++i) {
+    const double v = optimum_first ? 1.0 + i : 60.0 - i;
+    t[Config{i}] = {i % 7 == 5 ? std::nullopt : std::optional<double>(v), 1.0};
+  }
+  return t;
+}
+
+TEST(Compare, RandomSearchScoresZeroOnAverage) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl, 20);
+  CompareOptions o;
+  o.runs = 300;
+  o.max_fevals = 60;
+  CompareResult r = compare(space, table, {{"random_sample", {}, ""}}, o);
+  EXPECT_NEAR(r.strategies[0].p_score, 0.0, 0.04);
+  EXPECT_EQ(r.strategies[0].max_evals_used, 60u);
+}
+
+TEST(Compare, OptimumFirstScoresOne) {
+  const SearchSpace space = line_space();
+  CompareOptions o;
+  o.runs = 3;
+  o.max_fevals = 30;
+  CompareResult best = compare(space, line_table(true), {{"brute_force", {}, "first"}}, o);
+  EXPECT_DOUBLE_EQ(best.strategies[0].p_score, 1.0);
+  EXPECT_DOUBLE_EQ(best.optimum, 1.0);
+  EXPECT_EQ(best.strategies[0].name, "first");
+  for (const auto& [f, s] : best.strategies[0].evals_to_fraction) EXPECT_EQ(s.median, 1.0);
+  CompareResult worst = compare(space, line_table(false), {{"brute_force", {}, ""}}, o);
+  EXPECT_LT(worst.strategies[0].p_score, -0.5);  // index order meets the worst first
+  for (const auto& [f, s] : worst.strategies[0].evals_to_fraction) EXPECT_FALSE(s.median) << f;
+}
+
+TEST(Compare, FractionsAtBudgetsAndTimes) {
+  const SearchSpace space = line_space();
+  CompareOptions o;
+  o.runs = 2;
+  o.max_fevals = 0;  // the whole space
+  o.budgets = {1, 10, 100};
+  o.time_budgets = {0.5, 3.0};
+  CompareResult r = compare(space, line_table(false), {{"brute_force", {}, ""}}, o);
+  const StrategyComparison& s = r.strategies[0];
+  ASSERT_EQ(s.fraction_at_budget.size(), 2u);  // 100 > the 60 configurations: left out
+  EXPECT_DOUBLE_EQ(*s.fraction_at_budget[0].second.median, 1.0 / 60.0);  // x=0 scores 60
+  EXPECT_DOUBLE_EQ(*s.fraction_at_budget[1].second.median, 1.0 / 51.0);
+  EXPECT_DOUBLE_EQ(*s.fraction_at_time[0].second.median, 0.0);  // nothing finished by 0.5 s
+  EXPECT_DOUBLE_EQ(*s.fraction_at_time[1].second.median, 1.0 / 58.0);  // x = 0, 1, 2 measured by then
+  EXPECT_EQ(s.max_evals_used, 60u);
+  EXPECT_DOUBLE_EQ(s.median_curve.back(), 1.0);
+  EXPECT_EQ(*s.evals_to_fraction[0].second.median, 60.0);  // 0.9 of optimum needs x=59 (1/1.0)
+}
+
+TEST(Compare, HigherIsBetterUsesBestOverOptimum) {
+  const SearchSpace space = line_space();
+  ExhaustiveTable t;
+  for (uint32_t i = 0; i < 60; ++i) t[Config{i}] = {double(i + 1), 1.0};  // throughput: x=59 best
+  CompareOptions o;
+  o.runs = 1;
+  o.max_fevals = 0;
+  o.higher_is_better = true;
+  o.budgets = {30};
+  CompareResult r = compare(space, t, {{"brute_force", {}, ""}}, o);
+  EXPECT_DOUBLE_EQ(r.optimum, 60.0);
+  EXPECT_DOUBLE_EQ(*r.strategies[0].fraction_at_budget[0].second.median, 0.5);
+  EXPECT_EQ(*r.strategies[0].evals_to_fraction[0].second.median, 54.0);  // 54/60 = 0.9
+}
+
+TEST(Compare, GuidedStrategiesBeatRandomOnTheBowl) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl, 10);
+  CompareOptions o;
+  o.runs = 10;
+  o.max_fevals = 100;
+  CompareResult r = compare(space, table, {{"random_sample", {}, ""}, {default_strategy_name(), {}, ""}}, o);
+  EXPECT_GT(r.strategies[1].p_score, r.strategies[0].p_score + 0.2);
+}
+
+TEST(Compare, JsonAndSvg) {
+  const SearchSpace space = line_space();
+  CompareOptions o;
+  o.runs = 2;
+  o.max_fevals = 20;
+  CompareResult r = compare(space, line_table(false), {{"brute_force", {}, ""}, {"random_sample", {}, "rs <&>"}}, o);
+  const std::string json = to_json(r);
+  for (const char* key : {"\"optimum\":1.0", "\"evals_to_fraction\":{\"0.9\":{\"median\":null", "\"p_score\":",
+                          "\"fraction_at_budget\":{\"10\":", "\"max_evals_used\":20", "\"name\":\"rs <&>\""})
+    EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
+  const std::string svg = svg_plot(r, "line");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_NE(svg.find("rs &lt;&amp;&gt;"), std::string::npos);
+  size_t lines = 0;
+  for (size_t p = svg.find("<polyline"); p != std::string::npos; p = svg.find("<polyline", p + 1)) ++lines;
+  EXPECT_EQ(lines, 2u);
+}
+
+TEST(Compare, NoSuccessAtAllIsAnError) {
+  const SearchSpace space = line_space();
+  ExhaustiveTable t;
+  for (uint32_t i = 0; i < 60; ++i) t[Config{i}] = {std::nullopt, 1.0};
+  EXPECT_THROW(compare(space, t, {{"random_sample", {}, ""}}, CompareOptions{}), Error);
+}
+
+}  // namespace
+}  // namespace ktune

@@ -1,0 +1,195 @@
+// The CostLayer's rules, with scripted strategies: what counts as an
+// evaluation, caching, seeding, truncation, stop reasons, objective direction.
+#include <gtest/gtest.h>
+
+#include "search/cost.h"
+#include "tests/search_landscapes.h"
+
+namespace ktune {
+namespace {
+
+using namespace testing_landscapes;
+
+// Proposes a fixed script of batches, then nothing; records what it heard.
+class Scripted : public Strategy {
+ public:
+  explicit Scripted(std::vector<std::vector<Config>> script) : script_(std::move(script)) {}
+  std::vector<Config> propose(size_t) override {
+    if (next_ >= script_.size()) return {};
+    return script_[next_++];
+  }
+  void observe(std::span<const Observation> r) override { heard.insert(heard.end(), r.begin(), r.end()); }
+  std::vector<Observation> heard;
+
+ private:
+  std::vector<std::vector<Config>> script_;
+  size_t next_ = 0;
+};
+
+// Always proposes the same configuration.
+class Stuck : public Strategy {
+ public:
+  std::vector<Config> propose(size_t) override { return {Config{0, 0}}; }
+  void observe(std::span<const Observation>) override {}
+};
+
+SearchSpace small_space() { return SearchSpace({int_param("x", range(4)), int_param("y", range(3))}, {}); }
+
+struct Counting {
+  int calls = 0;
+  std::vector<Config> seen;
+  CostLayer::Evaluate fn(double cost = 1.0) {
+    return [this, cost](std::span<const Config> cs) {
+      ++calls;
+      seen.insert(seen.end(), cs.begin(), cs.end());
+      std::vector<EvalOutcome> out;
+      for (const Config& c : cs)
+        out.push_back({c[0] == 3 ? std::nullopt : std::optional<double>(10.0 + c[0] + 0.1 * c[1]), cost});
+      return out;
+    };
+  }
+};
+
+TEST(CostLayer, RepeatsAreFreeAndFailuresCount) {
+  const SearchSpace space = small_space();
+  Counting eval;
+  CostLayer layer(space, Budget{}, eval.fn(), false);
+  Scripted s({{{1, 1}, {3, 0}}, {{1, 1}}, {{1, 1}, {1, 1}, {2, 2}}});
+  RunResult r = layer.run(s);
+  EXPECT_EQ(r.fevals, 3u);  // (1,1), failed (3,0), (2,2)
+  EXPECT_EQ(eval.seen.size(), 3u);
+  EXPECT_EQ(r.cache_hits, 3u);  // one repeat in the 2nd batch, two in the 3rd
+  EXPECT_EQ(r.stop, StopReason::StrategyDone);
+  ASSERT_EQ(s.heard.size(), 6u);  // every proposed one, in order
+  EXPECT_FALSE(s.heard[1].score);
+  EXPECT_DOUBLE_EQ(*s.heard[2].score, 11.1);
+  EXPECT_DOUBLE_EQ(*r.best_score, 11.1);
+  EXPECT_DOUBLE_EQ(r.elapsed_s, 3.0);
+}
+
+TEST(CostLayer, TruncatesABatchToTheEvaluationsLeft) {
+  const SearchSpace space = small_space();
+  Counting eval;
+  CostLayer layer(space, Budget{5, 0}, eval.fn(), false);
+  Scripted s({{{0, 0}, {0, 1}, {0, 2}}, {{0, 0}, {1, 0}, {1, 1}, {1, 2}, {2, 0}}});
+  RunResult r = layer.run(s);
+  EXPECT_EQ(r.fevals, 5u);
+  EXPECT_EQ(r.stop, StopReason::MaxFevals);
+  EXPECT_EQ(eval.seen.back(), (Config{1, 1}));
+  ASSERT_EQ(s.heard.size(), 6u);  // 3 + the cached one + the two measured; the truncated are not observed
+}
+
+TEST(CostLayer, SeededResultsAreFreeObservedFirstAndCountByDefault) {
+  const SearchSpace space = small_space();
+  for (bool count : {true, false}) {
+    Counting eval;
+    CostOptions o;
+    o.count_seeded = count;
+    CostLayer layer(space, Budget{3, 0}, eval.fn(), false, o);
+    layer.seed({2, 2}, {5.0, 100.0});
+    layer.seed({9, 9}, {1.0, 1.0});  // not in this space: ignored
+    Scripted s({{{2, 2}, {0, 0}}, {{0, 1}, {0, 2}, {1, 0}}});
+    RunResult r = layer.run(s);
+    EXPECT_EQ(s.heard.front().config, (Config{2, 2}));
+    EXPECT_EQ(r.trace.front().seeded, true);
+    EXPECT_EQ(r.fevals, 3u);
+    EXPECT_EQ(eval.seen.size(), count ? 2u : 3u);
+    EXPECT_DOUBLE_EQ(*r.best_score, 5.0);
+    EXPECT_DOUBLE_EQ(r.elapsed_s, count ? 2.0 : 3.0);  // the seed's cost is not spent again
+  }
+}
+
+TEST(CostLayer, HigherIsBetterIsNegatedForTheStrategyOnly) {
+  const SearchSpace space = small_space();
+  Counting eval;
+  CostLayer layer(space, Budget{}, eval.fn(), true);
+  Scripted s({{{0, 0}, {2, 1}}});
+  RunResult r = layer.run(s);
+  EXPECT_DOUBLE_EQ(*s.heard[1].score, -12.1);
+  EXPECT_DOUBLE_EQ(*r.best_score, 12.1);
+  EXPECT_DOUBLE_EQ(*r.trace[1].best, 12.1);
+  EXPECT_EQ(r.best_config, (Config{2, 1}));
+}
+
+TEST(CostLayer, StopsAStrategyThatLoopsOnTheCache) {
+  const SearchSpace space = small_space();
+  Counting eval;
+  CostOptions o;
+  o.max_stale_proposals = 50;
+  CostLayer layer(space, Budget{}, eval.fn(), false, o);
+  Stuck s;
+  RunResult r = layer.run(s);
+  EXPECT_EQ(r.stop, StopReason::NoProgress);
+  EXPECT_EQ(r.fevals, 1u);
+  EXPECT_EQ(r.proposals, 51u);
+}
+
+TEST(CostLayer, StopsWhenTheSpaceIsExhausted) {
+  const SearchSpace space = small_space();
+  Counting eval;
+  std::vector<std::vector<Config>> script;
+  for (uint32_t x = 0; x < 4; ++x)
+    for (uint32_t y = 0; y < 3; ++y) script.push_back({{x, y}});
+  script.push_back({{0, 0}});
+  CostLayer layer(space, Budget{100, 0}, eval.fn(), false);
+  Scripted s(script);
+  RunResult r = layer.run(s);
+  EXPECT_EQ(r.stop, StopReason::SpaceExhausted);
+  EXPECT_EQ(r.fevals, 12u);
+  EXPECT_EQ(r.proposals, 12u);
+}
+
+TEST(CostLayer, TimeLimitIsCheckedBeforeEachBatch) {
+  const SearchSpace space = small_space();
+  Counting eval;
+  CostOptions o;
+  o.batch_size = 4;
+  CostLayer layer(space, Budget{0, 2.5}, eval.fn(1.0), false, o);
+  Scripted s({{{0, 0}, {0, 1}}, {{0, 2}, {1, 0}}, {{1, 1}}});
+  RunResult r = layer.run(s);
+  EXPECT_EQ(r.stop, StopReason::TimeLimit);
+  EXPECT_EQ(r.fevals, 4u);  // 2 s used before the second batch; 4 s after it
+}
+
+TEST(CostLayer, WallClockBudgetUsesTheInjectedClock) {
+  const SearchSpace space = small_space();
+  Counting eval;
+  double now = 100;
+  CostOptions o;
+  o.clock = [&] { return now += 0.25; };  // every look at the clock advances it
+  CostLayer layer(space, Budget{0, 2.0}, eval.fn(0.0), false, o);
+  std::vector<std::vector<Config>> script;
+  for (uint32_t x = 0; x < 4; ++x)
+    for (uint32_t y = 0; y < 2; ++y) script.push_back({{x, y}});
+  Scripted s(script);
+  RunResult r = layer.run(s);
+  EXPECT_EQ(r.stop, StopReason::TimeLimit);
+  EXPECT_GE(r.elapsed_s, 2.0);
+  EXPECT_EQ(r.fevals, 4u);  // two clock reads per evaluation: 0.5 s each
+}
+
+TEST(CostLayer, AnInvalidProposalIsABug) {
+  const SearchSpace space({int_param("x", range(4)), int_param("y", range(3))}, {expr::Expression::parse("x < y")});
+  Counting eval;
+  CostLayer layer(space, Budget{}, eval.fn(), false);
+  Scripted s({{{2, 1}}});
+  EXPECT_THROW(layer.run(s), Error);
+  EXPECT_EQ(eval.calls, 0);
+}
+
+TEST(CostLayer, ProgressHearsEveryTraceEntry) {
+  const SearchSpace space = small_space();
+  Counting eval;
+  CostLayer layer(space, Budget{}, eval.fn(0.5), false);
+  Scripted s({{{0, 0}, {3, 1}}, {{1, 2}}});
+  std::vector<TraceEntry> heard;
+  RunResult r = layer.run(s, [&](const TraceEntry& e) { heard.push_back(e); });
+  ASSERT_EQ(heard.size(), 3u);
+  EXPECT_EQ(heard[2].fevals, 3u);
+  EXPECT_DOUBLE_EQ(heard[2].elapsed_s, 1.5);
+  EXPECT_DOUBLE_EQ(*heard[1].best, 10.0);  // the failure keeps the best
+  EXPECT_EQ(r.trace.size(), 3u);
+}
+
+}  // namespace
+}  // namespace ktune

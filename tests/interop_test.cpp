@@ -1,0 +1,341 @@
+// Kernel Tuner cache and T4 files: every quirk of reading, canonical writing,
+// import into the store and export -> import round trips.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "db/interchange.h"
+#include "db/kerneltuner.h"
+#include "db/t4.h"
+#include "search/error.h"
+
+namespace fs = std::filesystem;
+using namespace ktune;
+using namespace ktune::db;
+
+namespace {
+
+std::string data(const std::string& rel) { return std::string(KTUNE_TESTS_DIR) + "/data/" + rel; }
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/ktune_interop_test_XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+const Evaluation& by_key(const ResultSet& rs, const std::string& key) {
+  for (const Evaluation& e : rs.evaluations)
+    if (config_key(e.config) == key) return e;
+  throw std::runtime_error("no record " + key);
+}
+
+// Same values and the same types (Value's == is Python's: 1 == 1.0 == True).
+void expect_same_config(const std::vector<Value>& a, const std::vector<Value>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i], b[i]);
+    EXPECT_EQ(a[i].type(), b[i].type()) << "value " << i << ": " << a[i].repr();
+  }
+}
+
+std::string kt_header(const std::string& problem_size_line, const std::string& objective_line) {
+  return "{\"device_name\": \"A100\", \"kernel_name\": \"k\"," + problem_size_line + objective_line +
+         "\"tune_params_keys\": [\"bx\"], \"tune_params\": {\"bx\": [32, 64]}, \"cache\": {"
+         "\"32\": {\"bx\": 32, \"time\": 1.5, \"times\": [1.5]}}}";
+}
+
+}  // namespace
+
+TEST(KernelTuner, ReadsRealisticCache) {
+  ResultSet rs = read_kernel_tuner(data("kt/rtx3090_vector_add.json"));
+  EXPECT_EQ(rs.device_name, "NVIDIA GeForce RTX 3090");
+  EXPECT_EQ(rs.kernel_name, "vector_add");
+  EXPECT_EQ(rs.problem_size, ProblemSize{10000000});
+  EXPECT_FALSE(rs.truncated);
+  ASSERT_EQ(rs.param_names, (std::vector<std::string>{"block_size_x", "tile", "alg", "use_shared", "factor"}));
+  EXPECT_EQ(rs.param_types, (std::vector<ValueType>{ValueType::Int, ValueType::Int, ValueType::String,
+                                                    ValueType::Bool, ValueType::Float}));
+  ASSERT_EQ(rs.evaluations.size(), 6u);
+
+  // Keys recomputed from typed values match Kernel Tuner's own keys.
+  const Evaluation& e = by_key(rs, "256,2,alg_2,False,2.45");
+  expect_same_config(e.config, {Value(256), Value(2), Value("alg_2"), Value(false), Value(2.45)});
+  EXPECT_EQ(e.status, Status::Ok);
+  EXPECT_DOUBLE_EQ(*e.time_ms, 0.4812);
+  EXPECT_EQ(e.samples.size(), 7u);
+  EXPECT_EQ(e.sample_count, 7);
+  EXPECT_DOUBLE_EQ(*e.min_ms, 0.4801);
+  EXPECT_EQ(*e.registers, 20);
+  EXPECT_DOUBLE_EQ(e.metrics.at("GFLOP/s"), 20.78);
+  EXPECT_EQ(e.timestamp, "2022-12-23T12:11:27.102311+00:00");
+  EXPECT_DOUBLE_EQ(*e.framework_ms, 0.9);
+  EXPECT_FALSE(e.strategy_ms);
+
+  const Evaluation& first = by_key(rs, "128,1,alg_1,True,1.5");
+  EXPECT_DOUBLE_EQ(*first.power_w, 212.5);
+  EXPECT_DOUBLE_EQ(*first.sm_clock_mhz, 1695);
+  EXPECT_DOUBLE_EQ(*first.temperature_c, 61);
+  EXPECT_DOUBLE_EQ(first.metrics.at("nvml_energy"), 0.111);
+  EXPECT_DOUBLE_EQ(first.metrics.at("mem_freq"), 9751);
+  EXPECT_FALSE(first.metrics.count("num_regs"));
+  EXPECT_DOUBLE_EQ(*first.compile_ms, 265.35);
+  EXPECT_DOUBLE_EQ(*first.strategy_ms, 0.02);
+
+  // Python keeps 2 an int among floats: the key says "2", not "2.0".
+  EXPECT_TRUE(by_key(rs, "512,4,alg_2,True,2").config[4].is_int());
+
+  EXPECT_EQ(by_key(rs, "512,4,alg_1,False,2.45").status, Status::Invalid);
+  EXPECT_EQ(by_key(rs, "256,4,alg_1,True,1.5").status, Status::CompileError);
+  EXPECT_DOUBLE_EQ(*by_key(rs, "256,4,alg_1,True,1.5").compile_ms, 120.5);
+  EXPECT_EQ(by_key(rs, "128,4,alg_2,False,1.5").status, Status::RuntimeError);
+  EXPECT_FALSE(by_key(rs, "128,4,alg_2,False,1.5").time_ms);
+}
+
+TEST(KernelTuner, RepairsInterruptedFiles) {
+  ResultSet rs = read_kernel_tuner(data("kt/interrupted.json"));
+  EXPECT_TRUE(rs.truncated);
+  EXPECT_EQ(rs.dropped, 0u);
+  EXPECT_EQ(rs.problem_size, (ProblemSize{4096, 4096}));
+  ASSERT_EQ(rs.evaluations.size(), 3u);
+  EXPECT_EQ(rs.evaluations[2].status, Status::Invalid);
+
+  ResultSet cut = read_kernel_tuner(data("kt/interrupted_midrecord.json"));
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_EQ(cut.dropped, 1u);
+  ASSERT_EQ(cut.evaluations.size(), 1u);
+  EXPECT_DOUBLE_EQ(*cut.evaluations[0].time_ms, 12.913);
+
+  // Killed right after the header: no records yet.
+  ResultSet empty = parse_kernel_tuner(
+      "{\n\"device_name\": \"A100\",\n\"tune_params_keys\": [\"bx\"],\n\"tune_params\": {\"bx\": [1]},\n"
+      "\"cache\": {\n",
+      "header_only.json");
+  EXPECT_TRUE(empty.truncated);
+  EXPECT_TRUE(empty.evaluations.empty());
+}
+
+TEST(KernelTuner, ReadsLegacyErrorEncoding) {
+  ResultSet rs = read_kernel_tuner(data("kt/legacy.json"));
+  EXPECT_TRUE(rs.problem_size.empty());  // absent
+  EXPECT_EQ(rs.objectives, std::vector<std::string>{"time"});
+  EXPECT_EQ(by_key(rs, "16,1,0").status, Status::Ok);
+  EXPECT_EQ(by_key(rs, "16,2,1").sample_count, 0);
+  EXPECT_DOUBLE_EQ(*by_key(rs, "16,2,1").time_ms, 2.5512);
+  EXPECT_EQ(by_key(rs, "48,4,0").status, Status::Invalid);
+  EXPECT_EQ(by_key(rs, "32,4,1").status, Status::CompileError);
+  EXPECT_EQ(by_key(rs, "32,2,0").status, Status::RuntimeError);
+  EXPECT_TRUE(by_key(rs, "32,2,0").samples.empty());
+}
+
+TEST(KernelTuner, ProblemSizeAndObjectiveVariants) {
+  EXPECT_EQ(parse_kernel_tuner(kt_header("\"problem_size\": 4096,", ""), "a").problem_size, ProblemSize{4096});
+  EXPECT_EQ(parse_kernel_tuner(kt_header("\"problem_size\": [512, 256, 1],", ""), "a").problem_size,
+            (ProblemSize{512, 256}));
+  EXPECT_TRUE(parse_kernel_tuner(kt_header("\"problem_size\": \"callable\",", ""), "a").problem_size.empty());
+  EXPECT_TRUE(parse_kernel_tuner(kt_header("", ""), "a").problem_size.empty());
+  EXPECT_EQ(parse_kernel_tuner(kt_header("", "\"objective\": \"GFLOP/s\","), "a").objectives,
+            std::vector<std::string>{"GFLOP/s"});
+  EXPECT_EQ(parse_kernel_tuner(kt_header("", "\"objective\": [\"time\", \"nvml_energy\"],"), "a").objectives,
+            (std::vector<std::string>{"time", "nvml_energy"}));
+  EXPECT_THROW(parse_kernel_tuner(kt_header("\"problem_size\": [1.5],", ""), "a"), Error);
+
+  // Parameter values missing from a record are read from its key.
+  ResultSet rs = parse_kernel_tuner(
+      "{\"tune_params_keys\": [\"bx\", \"f\"], \"tune_params\": {\"bx\": [32], \"f\": [0.5]}, \"cache\": {"
+      "\"32,0.5\": {\"time\": 1.0}}}",
+      "keyonly.json");
+  expect_same_config(rs.evaluations.at(0).config, {Value(32), Value(0.5)});
+}
+
+TEST(KernelTuner, MalformedInputPointsAtTheLine) {
+  try {
+    parse_kernel_tuner("{\"cache\": {}}\n garbage", "bad.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_status(), 2);
+    EXPECT_EQ(e.where().file, "bad.json");
+    EXPECT_EQ(e.where().line, 2);
+  }
+  EXPECT_THROW(parse_kernel_tuner("{\"device_name\": \"x\"}", "nocache.json"), Error);
+}
+
+TEST(KernelTuner, WritesCanonicalTerminatedFile) {
+  ResultSet rs = read_kernel_tuner(data("kt/rtx3090_vector_add.json"));
+  std::string text = format_kernel_tuner(rs);
+  EXPECT_EQ(text.substr(text.size() - 4), "}\n}\n");
+  EXPECT_NE(text.find("\n\"256,2,alg_2,False,2.45\": {\"block_size_x\":256,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"__error__\":\"InvalidConfig\""), std::string::npos);
+  ResultSet back = parse_kernel_tuner(text, "written.json");
+  EXPECT_FALSE(back.truncated);
+  ASSERT_EQ(back.evaluations.size(), rs.evaluations.size());
+  for (size_t i = 0; i < rs.evaluations.size(); ++i) {
+    EXPECT_EQ(back.evaluations[i], rs.evaluations[i]) << i;
+    expect_same_config(back.evaluations[i].config, rs.evaluations[i].config);
+  }
+  EXPECT_EQ(back.param_values, rs.param_values);
+}
+
+TEST(KernelTuner, KeepsKtuneOnlyStatuses) {
+  ResultSet rs;
+  rs.device_name = "A100";
+  rs.kernel_name = "k";
+  rs.param_names = {"bx"};
+  rs.param_types = {ValueType::Int};
+  Evaluation hung;
+  hung.config = {Value(32)};
+  hung.status = Status::Timeout;
+  hung.reason = "kernel exceeded 1000 ms";
+  Evaluation wrong;
+  wrong.config = {Value(64)};
+  wrong.status = Status::WrongResult;
+  rs.evaluations = {hung, wrong};
+  ResultSet back = parse_kernel_tuner(format_kernel_tuner(rs), "x");
+  EXPECT_EQ(back.evaluations[0].status, Status::Timeout);
+  EXPECT_EQ(back.evaluations[0].reason, "kernel exceeded 1000 ms");
+  EXPECT_EQ(back.evaluations[1].status, Status::WrongResult);
+}
+
+TEST(T4, ReadsKernelTunerCompilationField) {
+  ResultSet rs = read_t4(data("t4/kt_compilation.json"));
+  EXPECT_EQ(rs.format, "t4");
+  EXPECT_EQ(rs.param_names, (std::vector<std::string>{"block_size_x", "tile", "alg", "unroll", "factor"}));
+  EXPECT_EQ(rs.param_types[3], ValueType::Bool);
+  EXPECT_EQ(rs.param_types[4], ValueType::Float);
+  ASSERT_EQ(rs.evaluations.size(), 3u);
+  const Evaluation& e = rs.evaluations[0];
+  EXPECT_EQ(config_key(e.config), "128,2,alg_2,True,2.45");
+  EXPECT_DOUBLE_EQ(*e.compile_ms, 301.5);
+  EXPECT_DOUBLE_EQ(*e.framework_ms, 1.25);
+  EXPECT_DOUBLE_EQ(*e.strategy_ms, 0.031);
+  EXPECT_DOUBLE_EQ(*e.verify_ms, 12.0);
+  EXPECT_DOUBLE_EQ(*e.time_ms, 0.91);
+  EXPECT_DOUBLE_EQ(*e.min_ms, 0.9);
+  EXPECT_EQ(*e.registers, 28);
+  EXPECT_DOUBLE_EQ(e.metrics.at("GB/s"), 812.4);
+  EXPECT_EQ(rs.evaluations[1].status, Status::Invalid);
+  EXPECT_EQ(rs.evaluations[2].status, Status::CompileError);
+  EXPECT_TRUE(rs.device_name.empty());
+}
+
+TEST(T4, MapsEveryInvalidity) {
+  ResultSet rs = read_t4(data("t4/all_statuses.json"));
+  EXPECT_EQ(rs.device_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(rs.problem_size, (ProblemSize{4096, 4096, 4096}));
+  std::vector<Status> want = {Status::Ok,      Status::CompileError, Status::RuntimeError,
+                              Status::Invalid, Status::Timeout,      Status::WrongResult};
+  ASSERT_EQ(rs.evaluations.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(rs.evaluations[i].status, want[i]) << i;
+  EXPECT_DOUBLE_EQ(*rs.evaluations[0].compile_ms, 410.0);
+
+  // And back: each status is written with its own invalidity.
+  ResultSet back = parse_t4(format_t4(rs), "x");
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(back.evaluations[i].status, want[i]) << i;
+  EXPECT_NE(format_t4(rs).find("\"compilation_time\""), std::string::npos);
+  EXPECT_EQ(format_t4(rs).find("\"compilation\""), std::string::npos);
+}
+
+TEST(T4, ConvertsTimeUnits) {
+  ResultSet rs = parse_t4(
+      "{\"schema_version\": \"1.0.0\", \"metadata\": {\"timeunit\": \"seconds\"}, \"results\": ["
+      "{\"configuration\": {\"bx\": 32}, \"times\": {\"compilation_time\": 0.25, \"runtimes\": [0.002]},"
+      " \"invalidity\": \"correct\", \"correctness\": 1, \"measurements\": [{\"name\": \"time\", \"value\": 0.002}]}]}",
+      "s.json");
+  EXPECT_DOUBLE_EQ(*rs.evaluations[0].compile_ms, 250.0);
+  EXPECT_DOUBLE_EQ(*rs.evaluations[0].time_ms, 2.0);
+  EXPECT_THROW(parse_t4("{\"results\": [{\"configuration\": {}, \"times\": {}, \"invalidity\": \"weird\"}]}", "w"),
+               Error);
+}
+
+TEST(Import, RecordsARunAndSkipsDuplicates) {
+  TempDir dir;
+  Store store(dir.file("k.db"));
+  ImportSummary s = import_file(store, data("kt/rtx3090_vector_add.json"));
+  EXPECT_EQ(s.format, "kernel-tuner");
+  EXPECT_EQ(s.inserted, 6u);
+  EXPECT_EQ(s.device, "NVIDIA GeForce RTX 3090");
+  auto best = store.best({.kernel = "vector_add"});
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].config_key, "256,2,alg_2,False,2.45");
+  EXPECT_EQ(best[0].problem_size, ProblemSize{10000000});
+  EXPECT_EQ(store.results({.status = Status::CompileError}).size(), 1u);
+  auto kernels = store.kernels();
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].info.param_types[2], ValueType::String);
+
+  ImportSummary again = import_file(store, data("kt/rtx3090_vector_add.json"));
+  EXPECT_EQ(again.inserted, 0u);
+  EXPECT_EQ(again.duplicates, 6u);
+  EXPECT_EQ(store.results({}).size(), 6u);
+
+  ImportSummary other = import_file(store, data("kt/rtx3090_vector_add.json"), {.device = "NVIDIA A100"});
+  EXPECT_EQ(other.inserted, 6u);
+  EXPECT_EQ(store.best({}).size(), 2u);
+  EXPECT_EQ(store.results({.run_id = s.run_id}).size(), 6u);
+
+  // T4 without a device needs one; with it, the kernel name is required too.
+  EXPECT_THROW(import_file(store, data("t4/kt_compilation.json")), Error);
+  EXPECT_THROW(import_file(store, data("t4/kt_compilation.json"), {.device = "A100"}), Error);
+  EXPECT_EQ(import_file(store, data("t4/kt_compilation.json"), {.device = "A100", .kernel = "vadd"}).inserted, 3u);
+  EXPECT_THROW(import_file(store, data("kernels/vector_add.cu")), Error);
+}
+
+TEST(Import, ExportImportGivesSameRecords) {
+  TempDir dir;
+  for (ExportFormat fmt : {ExportFormat::KernelTuner, ExportFormat::T4}) {
+    for (const char* src : {"kt/rtx3090_vector_add.json", "kt/legacy.json", "t4/all_statuses.json"}) {
+      SCOPED_TRACE(std::string(src) + (fmt == ExportFormat::T4 ? " via t4" : " via kernel-tuner"));
+      std::string tag = std::to_string(static_cast<int>(fmt)) + fs::path(src).stem().string();
+      Store a(dir.file(tag + "a.db"));
+      import_file(a, data(src), {.device = "GPU", .kernel = "k"});
+      std::string out = dir.file(tag + "export.json");
+      export_file(a, {.kernel = "k"}, fmt, out);
+      Store b(dir.file(tag + "b.db"));
+      import_file(b, out);  // device and kernel now come from the file
+      std::string out2 = dir.file(tag + "export2.json");
+      export_file(b, {}, fmt, out2);
+      Store c(dir.file(tag + "c.db"));
+      import_file(c, out2);
+
+      auto rb = b.results({.sort = Filter::Sort::Id});
+      auto rc = c.results({.sort = Filter::Sort::Id});
+      ASSERT_EQ(rb.size(), rc.size());
+      ASSERT_EQ(rb.size(), a.results({}).size());
+      for (size_t i = 0; i < rb.size(); ++i) {
+        EXPECT_EQ(rb[i].eval, rc[i].eval) << i;
+        expect_same_config(rb[i].eval.config, rc[i].eval.config);
+        EXPECT_EQ(rb[i].config_key, rc[i].config_key);
+        EXPECT_EQ(rb[i].problem_size, rc[i].problem_size);
+      }
+      EXPECT_EQ(b.kernels()[0].info, c.kernels()[0].info);
+      if (fmt == ExportFormat::KernelTuner) {  // lossless from the first import on
+        auto ra = a.results({.sort = Filter::Sort::Id});
+        for (size_t i = 0; i < ra.size(); ++i) EXPECT_EQ(ra[i].eval, rb[i].eval) << i;
+      }
+    }
+  }
+}
+
+TEST(Export, RefusesSeveralSeries) {
+  TempDir dir;
+  Store store(dir.file("k.db"));
+  import_file(store, data("kt/rtx3090_vector_add.json"));
+  import_file(store, data("kt/rtx3090_vector_add.json"), {.device = "NVIDIA A100"});
+  try {
+    export_file(store, {}, ExportFormat::KernelTuner, dir.file("x.json"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("NVIDIA A100"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir.file("x.json")));
+  EXPECT_EQ(export_file(store, {.device = "NVIDIA A100"}, ExportFormat::KernelTuner, dir.file("x.json")), 6u);
+  EXPECT_THROW(export_file(store, {.kernel = "nope"}, ExportFormat::T4, dir.file("y.json")), Error);
+}

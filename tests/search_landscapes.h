@@ -1,0 +1,107 @@
+// Synthetic search spaces and objective landscapes shared by the strategy,
+// cost-layer and comparison tests and the strategy benchmark.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "search/compare.h"
+#include "search/cost.h"
+#include "search/space.h"
+
+namespace ktune::testing_landscapes {
+
+inline Parameter int_param(const std::string& name, std::vector<int> values) {
+  Parameter p;
+  p.name = name;
+  for (int v : values) p.values.emplace_back(v);
+  p.type = ValueType::Int;
+  return p;
+}
+
+inline Parameter str_param(const std::string& name, std::vector<std::string> values) {
+  Parameter p;
+  p.name = name;
+  for (auto& v : values) p.values.emplace_back(v);
+  p.type = ValueType::String;
+  return p;
+}
+
+inline std::vector<int> range(int n) {
+  std::vector<int> v;
+  for (int i = 0; i < n; ++i) v.push_back(i);
+  return v;
+}
+
+// a 0..6, b 0..5, c in {1,2,4,8}, s in {p,q,r}, restricted to a + b <= 9:
+// 7*6 pairs minus the 3 with a+b > 9 = 39 pairs, times 12 = 468 points.
+inline SearchSpace bowl_space() {
+  return SearchSpace({int_param("a", range(7)), int_param("b", range(6)), int_param("c", {1, 2, 4, 8}),
+                      str_param("s", {"p", "q", "r"})},
+                     {expr::Expression::parse("a + b <= 9")});
+}
+
+// A separable bowl with a unique optimum 1.0 at a=4, b=2, c=2, s=q; positive,
+// time-like (lower is better).
+inline double bowl(const SearchSpace& space, const Config& c) {
+  const std::vector<Value> v = space.values(c);
+  const double a = v[0].as_float(), b = v[1].as_float(), lc = std::log2(v[2].as_float());
+  const double s = v[3].as_string() == "q" ? 0.0 : (v[3].as_string() == "p" ? 1.5 : 2.5);
+  return 1.0 + (a - 4) * (a - 4) + (b - 2) * (b - 2) + 2 * (lc - 1) * (lc - 1) + s;
+}
+
+// Deterministic pseudo-random failure of about `percent` % of the configurations.
+inline bool fails(const Config& c, int percent) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint32_t x : c) h = (h ^ (x + 7)) * 1099511628211ull;
+  h ^= h >> 29;
+  return static_cast<int>(h % 100) < percent;
+}
+
+// Every valid configuration with f's value, fail_percent % failed (never the
+// optimum), and a recorded cost of 0.5 to 0.56 s.
+inline ExhaustiveTable table_of(const SearchSpace& space, double (*f)(const SearchSpace&, const Config&),
+                                int fail_percent = 0) {
+  ExhaustiveTable t;
+  double best = std::numeric_limits<double>::infinity();
+  for (uint64_t i = 0; i < space.count_valid(); ++i) best = std::min(best, f(space, space.at(i)));
+  for (uint64_t i = 0; i < space.count_valid(); ++i) {
+    Config c = space.at(i);
+    const double v = f(space, c);
+    const bool failed = v != best && fails(c, fail_percent);
+    t.emplace(std::move(c), TableEntry{failed ? std::nullopt : std::optional<double>(v), 0.5 + 0.01 * (i % 7)});
+  }
+  return t;
+}
+
+inline CostLayer::Evaluate replay(const ExhaustiveTable& table) {
+  return [&table](std::span<const Config> cs) {
+    std::vector<EvalOutcome> out;
+    for (const Config& c : cs) {
+      const TableEntry& e = table.at(c);
+      out.push_back({e.objective, e.cost_s});
+    }
+    return out;
+  };
+}
+
+// A rugged ~10,000-point space for benchmarks: 6 parameters, one restriction.
+inline SearchSpace large_space() {
+  return SearchSpace({int_param("bx", {16, 32, 64, 128, 256, 512, 1024}), int_param("by", {1, 2, 4, 8, 16, 32}),
+                      int_param("tx", {1, 2, 3, 4, 6, 8}), int_param("ty", {1, 2, 4, 8}),
+                      str_param("alg", {"a", "b", "c"}), int_param("u", {0, 1, 2, 3, 4})},
+                     {expr::Expression::parse("bx * by <= 1024")});
+}
+
+inline double rugged(const SearchSpace& space, const Config& c) {
+  const std::vector<Value> v = space.values(c);
+  const double bx = std::log2(v[0].as_float()), by = std::log2(v[1].as_float());
+  const double tx = v[2].as_float(), ty = v[3].as_float(), u = v[5].as_float();
+  const double alg = v[4].as_string() == "b" ? 0.0 : 0.3;
+  return 1.0 + 0.2 * (bx - 7) * (bx - 7) + 0.3 * (by - 1) * (by - 1) + 0.1 * (tx - 4) * (tx - 4) +
+         0.2 * std::abs(ty - 2) + alg + 0.05 * std::sin(3 * u + tx) + 0.1 * (static_cast<int>(bx + u) % 3);
+}
+
+}  // namespace ktune::testing_landscapes

@@ -1,0 +1,239 @@
+// Every registered strategy, driven through the CostLayer against synthetic
+// landscapes: budgets, validity, determinism, finding optima, options, and
+// the degenerate spaces bayes_opt must survive.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "search/cost.h"
+#include "search/strategy.h"
+#include "tests/search_landscapes.h"
+
+namespace ktune {
+namespace {
+
+using namespace testing_landscapes;
+
+std::vector<std::string> all_strategies() {
+  std::vector<std::string> names;
+  for (const StrategyInfo& s : strategy_catalog()) names.push_back(s.name);
+  return names;
+}
+
+struct Outcome {
+  RunResult result;
+  std::vector<Config> evaluated;  // every configuration handed to evaluate, in order
+};
+
+Outcome run(const std::string& name, const SearchSpace& space, const ExhaustiveTable& table, Budget budget,
+            uint64_t seed, size_t batch = 1, std::function<StaticFeatures(const Config&)> features = {}) {
+  Outcome out;
+  StrategyContext ctx{&space, seed, {}, features, budget.max_fevals};
+  std::unique_ptr<Strategy> s = make_strategy(name, ctx);
+  auto evaluate = [&](std::span<const Config> cs) {
+    out.evaluated.insert(out.evaluated.end(), cs.begin(), cs.end());
+    return replay(table)(cs);
+  };
+  CostOptions opts;
+  opts.batch_size = batch;
+  CostLayer layer(space, budget, evaluate, false, opts);
+  out.result = layer.run(*s);
+  return out;
+}
+
+class EveryStrategy : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryStrategy, HonoursMaxFevalsCountingFailuresAndProposesOnlyValid) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl, 30);  // 30% failures
+  for (size_t batch : {1, 7}) {
+    for (uint64_t budget : {1, 2, 37}) {
+      Outcome o = run(GetParam(), space, table, Budget{budget, 0}, 3, batch);
+      EXPECT_EQ(o.result.fevals, budget) << "batch " << batch;
+      EXPECT_EQ(o.evaluated.size(), budget);
+      EXPECT_EQ(o.result.stop, StopReason::MaxFevals);
+      std::set<Config> distinct(o.evaluated.begin(), o.evaluated.end());
+      EXPECT_EQ(distinct.size(), o.evaluated.size()) << "a configuration was measured twice";
+      for (const Config& c : o.evaluated) EXPECT_TRUE(space.is_valid(c));
+      ASSERT_EQ(o.result.trace.size(), budget);
+      EXPECT_EQ(o.result.trace.back().fevals, budget);
+    }
+  }
+}
+
+TEST_P(EveryStrategy, StopsExactlyAtTheTimeLimitWithBatchOne) {
+  const SearchSpace space = bowl_space();
+  ExhaustiveTable table = table_of(space, bowl, 10);
+  for (auto& [c, e] : table) e.cost_s = 1.0;
+  Outcome o = run(GetParam(), space, table, Budget{0, 10.5}, 5);
+  EXPECT_EQ(o.result.stop, StopReason::TimeLimit);
+  EXPECT_EQ(o.result.fevals, 11u);  // the 11th starts at 10 s < 10.5 s; none starts after
+  EXPECT_DOUBLE_EQ(o.result.elapsed_s, 11.0);
+}
+
+TEST_P(EveryStrategy, IsDeterministicForASeed) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl, 10);
+  Outcome a = run(GetParam(), space, table, Budget{60, 0}, 42, 4);
+  Outcome b = run(GetParam(), space, table, Budget{60, 0}, 42, 4);
+  EXPECT_EQ(a.evaluated, b.evaluated);
+  if (GetParam() != "brute_force") {
+    Outcome c = run(GetParam(), space, table, Budget{60, 0}, 43, 4);
+    EXPECT_NE(a.evaluated, c.evaluated) << "the seed should matter";
+  }
+}
+
+TEST_P(EveryStrategy, FindsTheOptimumOfTheBowlGivenTheWholeSpaceAsBudget) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl, 10);
+  for (uint64_t seed : {1, 2}) {
+    Outcome o = run(GetParam(), space, table, Budget{space.count_valid(), 0}, seed, 3);
+    ASSERT_TRUE(o.result.best_score);
+    EXPECT_DOUBLE_EQ(*o.result.best_score, 1.0) << "stop: " << stop_reason_name(o.result.stop);
+  }
+}
+
+TEST_P(EveryStrategy, ExhaustsASpaceSmallerThanItsBudget) {
+  const SearchSpace space({int_param("x", {1, 2, 3}), int_param("y", {0, 1})}, {});
+  ExhaustiveTable table;
+  for (uint64_t i = 0; i < space.count_valid(); ++i) table[space.at(i)] = {double(i + 1), 0.1};
+  Outcome o = run(GetParam(), space, table, Budget{100, 0}, 1, 2);
+  if (o.result.stop == StopReason::SpaceExhausted) EXPECT_EQ(o.result.fevals, 6u);
+  else EXPECT_EQ(o.result.stop, StopReason::StrategyDone);  // mls without restart may stop early
+  EXPECT_LE(o.result.fevals, 6u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, EveryStrategy, ::testing::ValuesIn(all_strategies()),
+                         [](const auto& info) { return info.param; });
+
+// Model-based and local strategies should reach the bowl's optimum well
+// before exhausting it, in most seeds (random needs ~half the space on average).
+TEST(Strategies, GuidedOnesFindTheBowlOptimumWithAFractionOfTheSpace) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl, 10);
+  for (const char* name : {"mls", "greedy_ils", "bayes_opt", "model_rank", "pso", "firefly", "simulated_annealing"}) {
+    int found = 0;
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+      Outcome o = run(name, space, table, Budget{120, 0}, seed);
+      found += o.result.best_score && *o.result.best_score == 1.0;
+    }
+    EXPECT_GE(found, 8) << name;
+  }
+}
+
+TEST(Strategies, CatalogIsCompleteAndDefaultIsInIt) {
+  std::set<std::string> names;
+  for (const StrategyInfo& s : strategy_catalog()) names.insert(s.name);
+  for (const char* n : {"brute_force", "random_sample", "simulated_annealing", "genetic_algorithm", "pso", "diff_evo",
+                        "firefly", "mls", "greedy_ils", "bayes_opt", "model_rank"})
+    EXPECT_TRUE(names.count(n)) << n;
+  EXPECT_TRUE(names.count(default_strategy_name()));
+  for (const StrategyInfo& s : strategy_catalog())
+    for (const auto& [opt, text] : s.options) EXPECT_NE(text.find("default"), std::string::npos) << s.name << "." << opt;
+}
+
+TEST(Strategies, RejectsUnknownNamesOptionsAndBadValues) {
+  const SearchSpace space = bowl_space();
+  auto make = [&](const std::string& name, std::map<std::string, Value, std::less<>> opts) {
+    return make_strategy(name, StrategyContext{&space, 1, std::move(opts), {}, 0});
+  };
+  auto message = [&](const std::string& name, std::map<std::string, Value, std::less<>> opts) -> std::string {
+    try {
+      make(name, std::move(opts));
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), Error::Kind::BadInput);
+      return e.message();
+    }
+    ADD_FAILURE() << "no error";
+    return "";
+  };
+  EXPECT_NE(message("nope", {}).find("random_sample"), std::string::npos);
+  EXPECT_NE(message("mls", {{"neighbor", Value("hamming")}}).find("neighbour"), std::string::npos);
+  EXPECT_NE(message("brute_force", {{"x", Value(1)}}).find("no options"), std::string::npos);
+  EXPECT_NE(message("mls", {{"neighbour", Value("diagonal")}}).find("adjacent"), std::string::npos);
+  EXPECT_NE(message("genetic_algorithm", {{"popsize", Value(1.5)}}).find("integer"), std::string::npos);
+  EXPECT_NE(message("genetic_algorithm", {{"popsize", Value(-3)}}).find("popsize"), std::string::npos);
+  EXPECT_NE(message("mls", {{"restart", Value(1)}}).find("true or false"), std::string::npos);
+  EXPECT_NE(message("pso", {{"w", Value("fast")}}).find("number"), std::string::npos);
+  EXPECT_NO_THROW(make("genetic_algorithm", {{"popsize", Value(8.0)}, {"crossover", Value("two_point")}}));
+  EXPECT_NO_THROW(make("bayes_opt", {{"acquisition", Value("lcb")}, {"kappa", Value(1)}}));
+}
+
+// --- bayes_opt on degenerate spaces -----------------------------------------
+
+TEST(BayesOpt, OnePointSpace) {
+  const SearchSpace space({int_param("x", {7})}, {});
+  ExhaustiveTable table{{Config{0}, {3.0, 1.0}}};
+  Outcome o = run("bayes_opt", space, table, Budget{10, 0}, 1);
+  EXPECT_EQ(o.result.fevals, 1u);
+  EXPECT_EQ(o.result.stop, StopReason::SpaceExhausted);
+  EXPECT_EQ(*o.result.best_score, 3.0);
+}
+
+TEST(BayesOpt, TwoValuedParametersAndBudgetLargerThanTheSpace) {
+  Parameter flag{"f", {Value(false), Value(true)}, ValueType::Bool, {}};
+  const SearchSpace space({int_param("x", {1, 2}), str_param("m", {"u", "v"}), flag}, {});
+  ExhaustiveTable table;
+  for (uint64_t i = 0; i < space.count_valid(); ++i) table[space.at(i)] = {10.0 - double(i), 1.0};
+  for (size_t batch : {1, 3}) {
+    Outcome o = run("bayes_opt", space, table, Budget{50, 0}, 2, batch);
+    EXPECT_EQ(o.result.stop, StopReason::SpaceExhausted);
+    EXPECT_EQ(o.result.fevals, 8u);
+    EXPECT_EQ(*o.result.best_score, 3.0);
+  }
+}
+
+TEST(BayesOpt, AllObservationsFailed) {
+  const SearchSpace space = bowl_space();
+  ExhaustiveTable table = table_of(space, bowl);
+  for (auto& [c, e] : table) e.objective.reset();
+  Outcome o = run("bayes_opt", space, table, Budget{40, 0}, 1, 2);
+  EXPECT_EQ(o.result.fevals, 40u);
+  EXPECT_FALSE(o.result.best_score);
+}
+
+TEST(BayesOpt, OnlyOneSuccessAmongFailures) {
+  const SearchSpace space({int_param("x", range(8)), str_param("m", {"u", "v", "w"}), int_param("y", range(4))}, {});
+  ExhaustiveTable table;
+  for (uint64_t i = 0; i < space.count_valid(); ++i)
+    table[space.at(i)] = {i == 61 ? std::optional<double>(2.0) : std::nullopt, 1.0};
+  Outcome o = run("bayes_opt", space, table, Budget{space.count_valid(), 0}, 4);
+  EXPECT_EQ(*o.result.best_score, 2.0);
+  EXPECT_EQ(o.result.stop, StopReason::SpaceExhausted);
+}
+
+TEST(BayesOpt, TinyBudgets) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl);
+  for (uint64_t b : {1, 2, 3, 5}) EXPECT_EQ(run("bayes_opt", space, table, Budget{b, 0}, 1).result.fevals, b);
+}
+
+// --- model_rank with static features ----------------------------------------
+
+TEST(ModelRank, NeverSpendsBudgetOnWhatFailsToCompileOrSpills) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl);
+  int calls = 0;
+  std::set<Config> asked;
+  auto features = [&](const Config& c) {
+    ++calls;
+    EXPECT_TRUE(asked.insert(c).second) << "features asked twice for one configuration";
+    StaticFeatures f;
+    f.compiled = c[0] != 6;           // a = 6 fails to compile
+    f.spill_bytes = c[2] == 3 ? 64 : 0;  // c = 8 spills
+    f.registers = 32 + 8 * static_cast<int>(c[2]);
+    f.occupancy = 1.0 / (1 + c[2]);
+    return f;
+  };
+  Outcome o = run("model_rank", space, table, Budget{150, 0}, 1, 1, features);
+  EXPECT_EQ(o.result.fevals, 150u);
+  for (const Config& c : o.evaluated) {
+    EXPECT_NE(c[0], 6u);
+    EXPECT_NE(c[2], 3u);
+  }
+  EXPECT_EQ(*o.result.best_score, 1.0);
+  EXPECT_GT(calls, 0);
+}
+
+}  // namespace
+}  // namespace ktune

@@ -1,0 +1,40 @@
+// The `ktune` command line: one add_*_command() per subcommand, each
+// registering its options on a CLI11 app and a callback that runs it.
+//
+// Callbacks report bad input and failed work by throwing ktune::Error (main()
+// prints it and exits with its status); a callback that completes sets the
+// exit status through CommandResult (0, or 1 when the work ran but failed).
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace ktune::cli {
+
+struct CommandResult {
+  int exit_status = 0;
+};
+
+// Options shared by the commands that touch results (contract.md).
+struct ResultsOptions {
+  std::string db;      // --db, else $KTUNE_DB, else ./ktune.db
+  std::string kernel;  // --kernel
+  std::string device;  // --device
+  std::string arch;    // --arch sm_XX
+  bool json = false;
+  std::string resolved_db() const;
+};
+
+void add_space_command(CLI::App& app, CommandResult& result);
+void add_compile_command(CLI::App& app, CommandResult& result);
+void add_tune_command(CLI::App& app, CommandResult& result);
+void add_query_commands(CLI::App& app, CommandResult& result);   // best, results
+void add_interop_commands(CLI::App& app, CommandResult& result); // import, export
+void add_devices_command(CLI::App& app, CommandResult& result);
+void add_strategies_command(CLI::App& app, CommandResult& result);
+// Hidden: the GPU worker entry used by the evaluation engine.
+
+}  // namespace ktune::cli

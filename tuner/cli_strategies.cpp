@@ -1,0 +1,148 @@
+// `ktune strategies list` and `ktune strategies compare SPEC --simulate DATA`:
+// the strategy catalogue, and a replay-based comparison of strategies on
+// exhaustively recorded data (evaluations to 90/95/98% of the optimum,
+// fraction at fixed budgets and recorded time, P-score, an SVG plot).
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <sstream>
+
+#include "search/compare.h"
+#include "search/error.h"
+#include "search/strategy.h"
+#include "search/svg_plot.h"
+#include "tuner/cli.h"
+#include "tuner/cli_json.h"
+#include "tuner/replay.h"
+#include "tuner/spec.h"
+#include "tuner/table.h"
+
+namespace ktune::cli {
+namespace {
+
+struct CompareCliOptions {
+  std::string spec;
+  std::string simulate;
+  std::string device;
+  std::string strategies;
+  size_t runs = 20;
+  uint64_t max_fevals = 200;
+  uint64_t seed = 1;
+  std::string plot;
+  bool json = false;
+};
+
+int run_list(bool json) {
+  if (json) {
+    Json a = Json::array();
+    for (const auto& s : strategy_catalog()) {
+      Json opts = Json::object();
+      for (const auto& [k, v] : s.options) opts[k] = v;
+      a.push_back({{"name", s.name}, {"summary", s.summary}, {"options", opts},
+                   {"default", s.name == default_strategy_name()}});
+    }
+    std::cout << a.dump(2) << '\n';
+    return 0;
+  }
+  for (const auto& s : strategy_catalog()) {
+    std::cout << s.name << (s.name == default_strategy_name() ? " (default)" : "") << ": " << s.summary << '\n';
+    for (const auto& [k, v] : s.options) std::cout << "    " << k << ": " << v << '\n';
+  }
+  return 0;
+}
+
+std::vector<StrategyRun> parse_strategies(const std::string& list) {
+  std::vector<StrategyRun> out;
+  if (list.empty()) {
+    for (const auto& s : strategy_catalog())
+      if (s.name != "brute_force") out.push_back({s.name, {}, ""});
+    return out;
+  }
+  std::stringstream ss(list);
+  for (std::string name; std::getline(ss, name, ',');)
+    if (!name.empty()) out.push_back({name, {}, ""});
+  return out;
+}
+
+std::string median_text(const Spread& s) { return s.median ? fixed(*s.median, 0) : "never"; }
+
+int run_compare(const CompareCliOptions& o) {
+  const Spec spec = load_spec(o.spec);
+  require_valid_configurations(spec);
+  ReplayEvaluator replay(spec, o.simulate, o.device);
+  const SearchSpace& space = spec.space();
+  ExhaustiveTable table;
+  for (const auto& [key, e] : replay.records()) {
+    auto c = space.config_of(e.config);
+    if (!c) continue;
+    TableEntry t;
+    if (e.status == db::Status::Ok && e.time_ms) {
+      if (spec.objective == "time") t.objective = *e.time_ms;
+      else if (auto it = e.metrics.find(spec.objective); it != e.metrics.end()) t.objective = it->second;
+      else t.objective = spec.objective_value(e.config, *e.time_ms);
+    }
+    t.cost_s = ReplayEvaluator::recorded_cost_s(e);
+    table[*c] = t;
+  }
+  CompareOptions co;
+  co.runs = o.runs;
+  co.first_seed = o.seed;
+  co.max_fevals = o.max_fevals;
+  co.higher_is_better = spec.higher_is_better;
+  const CompareResult r = compare(space, table, parse_strategies(o.strategies), co);
+  if (!o.plot.empty())
+    write_svg_plot(r, spec.kernel.name + " on " + replay.device().name + " (replay, " + std::to_string(o.runs) + " runs)",
+                   o.plot);
+  if (o.json) {
+    std::cout << to_json(r) << '\n';
+    return 0;
+  }
+  std::cout << "REPLAY of recorded measurements: " << spec.kernel.name << " on " << replay.device().name << " ("
+            << o.simulate << ")\n"
+            << "space: " << r.valid << " valid configurations (" << table.size() << " recorded, " << r.failed
+            << " failed); optimum " << fixed(r.optimum, 5) << " " << (spec.objective == "time" ? "ms" : spec.objective)
+            << "; " << o.runs << " runs per strategy, budget " << r.max_fevals << "\n\n";
+  Table t({"strategy", "evals to 90%", "to 95%", "to 98%", "at 50 evals", "at 100 evals", "P-score"});
+  for (const auto& s : r.strategies) {
+    std::vector<std::string> row{s.name};
+    for (const auto& [f, spread] : s.evals_to_fraction) row.push_back(median_text(spread));
+    for (uint64_t b : {uint64_t{50}, uint64_t{100}}) {
+      std::string cell = "-";
+      for (const auto& [budget, spread] : s.fraction_at_budget)
+        if (budget == b && spread.median) cell = fixed(100 * *spread.median, 1) + "%";
+      row.push_back(cell);
+    }
+    row.push_back(fixed(s.p_score, 3));
+    t.add(row);
+  }
+  t.print(std::cout);
+  std::cout << "(medians over runs; 'never': not reached in more than half the runs)\n";
+  if (!o.plot.empty()) std::cout << "plot: " << o.plot << '\n';
+  return 0;
+}
+
+}  // namespace
+
+void add_strategies_command(CLI::App& app, CommandResult& result) {
+  CLI::App* sub = app.add_subcommand("strategies", "Search strategies: list them, compare them on recorded data");
+  sub->require_subcommand(1);
+  auto list_json = std::make_shared<bool>(false);
+  CLI::App* list = sub->add_subcommand("list", "Every strategy with its options");
+  list->add_flag("--json", *list_json, "machine-readable output");
+  list->callback([list_json, &result] { result.exit_status = run_list(*list_json); });
+
+  auto o = std::make_shared<CompareCliOptions>();
+  CLI::App* cmp = sub->add_subcommand("compare", "Compare strategies by replaying exhaustively recorded data");
+  cmp->add_option("spec", o->spec, "tuning spec")->required();
+  cmp->add_option("--simulate", o->simulate, "recorded data: a ktune database or Kernel Tuner cache")->required();
+  cmp->add_option("--device", o->device, "which device's results, where the data holds several");
+  cmp->add_option("--strategies", o->strategies, "comma-separated names (default: all but brute_force)");
+  cmp->add_option("--runs", o->runs, "runs per strategy (seeds seed, seed+1, ...)")->capture_default_str();
+  cmp->add_option("--max-fevals", o->max_fevals, "evaluations per run")->capture_default_str();
+  cmp->add_option("--seed", o->seed, "first seed")->capture_default_str();
+  cmp->add_option("--plot", o->plot, "write an SVG plot of best-so-far against evaluations");
+  cmp->add_flag("--json", o->json, "machine-readable output");
+  cmp->callback([o, &result] { result.exit_status = run_compare(*o); });
+}
+
+}  // namespace ktune::cli

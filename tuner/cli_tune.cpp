@@ -1,0 +1,230 @@
+// `ktune tune SPEC`: the tuning loop. A strategy proposes configurations, the
+// cost layer enforces the budget, an evaluator measures them (a GPU now, or a
+// replay of recorded measurements with --simulate) and the store commits each
+// evaluation as it completes. Configurations already measured for the same
+// spec, device and problem size are reused (resume) unless --force.
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <memory>
+
+#include "db/store.h"
+#include "search/cost.h"
+#include "search/error.h"
+#include "tuner/cli.h"
+#include "tuner/cli_json.h"
+#include "tuner/gpu_session.h"
+#include "tuner/progress.h"
+#include "tuner/replay.h"
+#include "tuner/spec.h"
+#include "tuner/table.h"
+#include "tuner/tune_report.h"
+
+namespace ktune::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted = true; }
+
+struct TuneOptions : ResultsOptions {
+  std::string spec;
+  std::string strategy;
+  std::optional<uint64_t> max_fevals;
+  std::string time_limit;
+  std::optional<uint64_t> seed;
+  int gpu = 0;
+  std::string simulate;
+  bool force = false;
+  bool cold = false;
+  size_t batch = 0;
+  int top = 10;
+};
+
+double parse_duration(const std::string& s) {
+  static const std::pair<const char*, double> units[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}, {"", 1}};
+  for (const auto& [unit, scale] : units) {
+    const std::string u = unit;
+    if (s.size() < u.size() || s.compare(s.size() - u.size(), u.size(), u) != 0) continue;
+    const std::string num = s.substr(0, s.size() - u.size());
+    char* end = nullptr;
+    const double v = std::strtod(num.c_str(), &end);
+    if (!num.empty() && end && *end == 0 && v > 0) return v * scale;
+  }
+  throw Error::bad_input("--time-limit: '" + s + "' is not a duration (e.g. 90, 90s, 10m, 1.5h)");
+}
+
+db::KernelInfo kernel_info(const Spec& spec) {
+  db::KernelInfo k;
+  k.name = spec.kernel.name;
+  k.source_hash = spec.source_hash;
+  k.spec_hash = spec.hash;
+  for (const Parameter& p : spec.space().parameters()) {
+    k.param_names.push_back(p.name);
+    k.param_types.push_back(p.type);
+  }
+  return k;
+}
+
+db::ProblemSize problem_size_of(const Spec& spec) {
+  const SearchSpace& space = spec.space();
+  const LaunchResult geo = spec.geometry(space.values(space.at(0)));
+  if (!geo.ok()) return {};
+  const Dim3& p = geo.launch->problem_size;
+  return db::canonical_problem_size({p[0], p[1], p[2]});
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::optional<double> score_of(const Spec& spec, const db::Evaluation& e) {
+  if (e.status != db::Status::Ok || !e.time_ms) return std::nullopt;
+  if (spec.objective == "time") return *e.time_ms;
+  if (auto it = e.metrics.find(spec.objective); it != e.metrics.end()) return it->second;
+  return spec.objective_value(e.config, *e.time_ms);
+}
+
+std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o) {
+  if (!o.simulate.empty()) return std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
+  GpuSessionOptions go;
+  go.gpu = o.gpu;
+  go.cold = o.cold;
+  go.interrupt = &g_interrupted;
+  return std::make_unique<GpuSession>(spec, go);
+}
+
+StrategyContext strategy_context(const Spec& spec, const TuneOptions& o, ReplayEvaluator* replay) {
+  StrategyContext ctx;
+  ctx.space = &spec.space();
+  ctx.seed = o.seed.value_or(spec.strategy.seed.value_or(1));
+  ctx.options = spec.strategy.options;
+  if (replay) {
+    // What an offline compile would say, taken from the recorded resources.
+    ctx.features = [replay, &spec](const Config& c) {
+      StaticFeatures f;
+      auto it = replay->records().find(spec.space().key(c));
+      if (it == replay->records().end()) return f;
+      const db::Evaluation& e = it->second;
+      f.compiled = e.status != db::Status::CompileError;
+      f.registers = static_cast<int>(e.registers.value_or(0));
+      f.shared_bytes = static_cast<int>(e.shared_bytes.value_or(0));
+      f.spill_bytes = static_cast<int>(e.local_bytes.value_or(0));
+      f.occupancy = e.occupancy.value_or(0);
+      return f;
+    };
+  }
+  return ctx;
+}
+
+int run_tune(const TuneOptions& o) {
+  const Spec spec = load_spec(o.spec);
+  require_valid_configurations(spec);
+  const SearchSpace& space = spec.space();
+  const std::string strategy = !o.strategy.empty() ? o.strategy
+                               : !spec.strategy.name.empty() ? spec.strategy.name : default_strategy_name();
+  Budget budget;
+  budget.max_fevals = o.max_fevals.value_or(spec.strategy.max_fevals.value_or(0));
+  if (!o.max_fevals && spec.strategy.max_fraction)
+    budget.max_fevals = std::max<uint64_t>(1, uint64_t(*spec.strategy.max_fraction * space.count_valid()));
+  budget.time_limit_s = o.time_limit.empty() ? spec.strategy.time_limit_s.value_or(0) : parse_duration(o.time_limit);
+
+  db::Store store(o.resolved_db());  // opened for writing before anything is measured
+  std::unique_ptr<ConfigEvaluator> evaluator = make_evaluator(spec, o);
+  auto* replay = dynamic_cast<ReplayEvaluator*>(evaluator.get());
+  StrategyContext ctx = strategy_context(spec, o, replay);
+  ctx.max_fevals = budget.max_fevals;
+  std::unique_ptr<Strategy> strat = make_strategy(strategy, ctx);
+
+  const db::DeviceInfo device = evaluator->device();
+  db::SeriesIds ids;
+  ids.device_id = store.upsert_device(device);
+  ids.kernel_id = store.upsert_kernel(kernel_info(spec));
+  ids.psize_id = store.upsert_problem_size(problem_size_of(spec));
+  db::RunInfo run;
+  run.strategy = strategy;
+  run.seed = static_cast<int64_t>(ctx.seed);
+  run.budget = "max_fevals=" + std::to_string(budget.max_fevals) + ",time_limit_s=" + fixed(budget.time_limit_s, 1);
+  run.host = host_name();
+  run.ktune_version = KTUNE_VERSION;
+  run.replay = evaluator->replay();
+  run.replay_source = run.replay ? evaluator->source() : "";
+  const int64_t run_id = store.begin_run(run);
+
+  TuneReport report(spec, device, run.replay, evaluator->source(), !o.json);
+  CostOptions co;
+  co.batch_size = o.batch ? o.batch : (run.replay ? 1 : 8);
+  if (!run.replay) {
+    const auto t0 = std::chrono::steady_clock::now();
+    co.clock = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  }
+  auto evaluate = [&](std::span<const Config> batch) {
+    std::vector<std::vector<Value>> values;
+    for (const Config& c : batch) values.push_back(space.values(c));
+    std::vector<Measured> measured = evaluator->evaluate(values);
+    std::vector<EvalOutcome> out;
+    for (Measured& m : measured) {
+      if (!m.missing) store.add_evaluation(run_id, ids, m.eval);
+      report.add(m);
+      out.push_back({score_of(spec, m.eval), m.cost_s});
+    }
+    if (g_interrupted) throw Error::failed("interrupted");
+    return out;
+  };
+  CostLayer layer(space, budget, evaluate, spec.higher_is_better, co);
+  if (!o.force)
+    for (auto& [key, e] : store.measured(ids))
+      if (auto c = space.config_of(e.config)) {
+        layer.seed(*c, {score_of(spec, e), 0.0});
+        report.add_resumed(e);
+      }
+
+  auto previous = std::signal(SIGINT, on_sigint);
+  RunResult result;
+  try {
+    report.start(budget.max_fevals ? std::min<uint64_t>(budget.max_fevals, space.count_valid()) : space.count_valid());
+    result = layer.run(*strat, [&](const TraceEntry& t) { report.progress(t); });
+  } catch (const Error& e) {
+    std::signal(SIGINT, previous);
+    store.end_run(run_id);
+    if (!g_interrupted) throw;
+    report.finish_interrupted(std::cerr);
+    return 130;
+  }
+  std::signal(SIGINT, previous);
+  store.end_run(run_id);
+  if (auto* gpu = dynamic_cast<GpuSession*>(evaluator.get())) report.confirm_top(*gpu, 3);
+  report.finish(result, o.json, o.top, run_id);
+  return report.any_ok() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app, CommandResult& result) {
+  auto o = std::make_shared<TuneOptions>();
+  CLI::App* sub = app.add_subcommand("tune", "Tune a spec on a GPU, or replay recorded measurements (--simulate)");
+  sub->add_option("spec", o->spec, "tuning spec (YAML or T1 JSON)")->required();
+  sub->add_option("--strategy", o->strategy, std::string("search strategy (default: the spec's, else ") +
+                                                 default_strategy_name() + "); see `ktune strategies list`");
+  sub->add_option("--max-fevals", o->max_fevals, "at most N measured configurations");
+  sub->add_option("--time-limit", o->time_limit, "wall-time budget (replay: recorded time), e.g. 90s, 10m");
+  sub->add_option("--seed", o->seed, "seed for the strategy");
+  sub->add_option("--gpu", o->gpu, "GPU index");
+  sub->add_option("--simulate", o->simulate, "replay recorded measurements: a ktune database or Kernel Tuner cache");
+  sub->add_flag("--force", o->force, "measure again what the database already holds");
+  sub->add_flag("--cold", o->cold, "flush the L2 cache before every sample");
+  sub->add_option("--batch", o->batch, "configurations per strategy proposal (default 8 on a GPU, 1 in replay)");
+  sub->add_option("--top", o->top, "rows in the final table")->capture_default_str();
+  sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
+  sub->add_option("--device", o->device, "replay: which device's results to use");
+  sub->add_flag("--json", o->json, "machine-readable summary");
+  sub->callback([o, &result] { result.exit_status = run_tune(*o); });
+}
+
+}  // namespace ktune::cli

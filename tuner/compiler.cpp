@@ -1,0 +1,289 @@
+#include "tuner/compiler.h"
+
+#include <nvrtc.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "search/error.h"
+#include "tuner/cubin_sha256.h"
+
+#ifndef KTUNE_CUDA_INCLUDE_DIR
+#define KTUNE_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
+#endif
+
+namespace ktune {
+namespace fs = std::filesystem;
+namespace {
+
+// Bump when the meaning of a cache entry changes (fields, options ktune adds).
+constexpr std::string_view kKeySchema = "ktune-compile-key 1";
+constexpr std::string_view kPtxasVerbose = "--ptxas-options=-v";
+
+std::optional<std::string> slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct IncludeDirective {
+  std::string name;
+  bool quoted = false;  // "x.h" (searched from the including file's folder first) vs <x.h>
+};
+
+// #include directives of a file, whatever #if surrounds them: hashing a header
+// that is not compiled in only costs a spurious miss, never a wrong hit.
+std::vector<IncludeDirective> include_directives(std::string_view text) {
+  std::vector<IncludeDirective> out;
+  while (!text.empty()) {
+    std::string_view line = text.substr(0, text.find('\n'));
+    text.remove_prefix(std::min(text.size(), line.size() + 1));
+    std::size_t at = line.find_first_not_of(" \t");
+    if (at == std::string_view::npos || line[at] != '#') continue;
+    at = line.find_first_not_of(" \t", at + 1);
+    if (at == std::string_view::npos || line.substr(at, 7) != "include") continue;
+    at = line.find_first_not_of(" \t", at + 7);
+    if (at == std::string_view::npos || (line[at] != '"' && line[at] != '<')) continue;
+    char close = line[at] == '"' ? '"' : '>';
+    std::size_t end = line.find(close, at + 1);
+    if (end == std::string_view::npos) continue;
+    out.push_back({std::string(line.substr(at + 1, end - at - 1)), close == '"'});
+  }
+  return out;
+}
+
+// Hashes the headers `text` includes that exist under `including_dir` (quoted
+// includes only) or `search`, recursively, each once. Headers found nowhere
+// there are the toolkit's or NVRTC's own: NVRTC's version stands for them.
+void hash_headers(Sha256& h, std::string_view text, const fs::path& including_dir,
+                  const std::vector<fs::path>& search, std::set<fs::path>& seen) {
+  for (const IncludeDirective& inc : include_directives(text)) {
+    std::vector<fs::path> candidates;
+    if (inc.quoted && !including_dir.empty()) candidates.push_back(including_dir / inc.name);
+    for (const fs::path& dir : search) candidates.push_back(dir / inc.name);
+    for (const fs::path& candidate : candidates) {
+      std::error_code ec;
+      if (!fs::is_regular_file(candidate, ec)) continue;
+      fs::path canonical = fs::weakly_canonical(candidate, ec);
+      if (!seen.insert(canonical).second) break;
+      std::optional<std::string> contents = slurp(candidate);
+      if (!contents) break;
+      h.update_field(inc.name);
+      h.update_field(*contents);
+      hash_headers(h, *contents, candidate.parent_path(), search, seen);
+      break;
+    }
+  }
+}
+
+fs::path source_dir(const CompileRequest& r) {
+  return r.source_path.empty() ? fs::path() : r.source_path.parent_path();
+}
+
+std::vector<fs::path> search_dirs(const CompileRequest& r) {
+  std::vector<fs::path> dirs;
+  if (!source_dir(r).empty()) dirs.push_back(source_dir(r));
+  dirs.insert(dirs.end(), r.include_dirs.begin(), r.include_dirs.end());
+  return dirs;
+}
+
+// Options that decide the output and mean the same on every machine; the
+// include paths are left out so a cache can move between hosts.
+std::vector<std::string> portable_options(const CompileRequest& r) {
+  std::vector<std::string> opts = {"-arch=" + r.arch.name(), "-std=" + r.std};
+  for (const auto& [name, value] : r.defines) opts.push_back("-D" + name + (value.empty() ? "" : "=" + value));
+  bool verbose = false;
+  for (const std::string& o : r.options) {
+    opts.push_back(o);
+    verbose = verbose || o == kPtxasVerbose || o == "-Xptxas=-v";
+  }
+  // ptxas's report is the only source of spill figures.
+  if (!verbose) opts.emplace_back(kPtxasVerbose);
+  return opts;
+}
+
+fs::path default_cuda_include_dir() {
+  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') {
+    return fs::path(home) / "include";
+  }
+  std::string built_with = KTUNE_CUDA_INCLUDE_DIR;
+  fs::path dir = built_with.substr(0, built_with.find(';'));  // CMake may hand over a list
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) dir = "/usr/local/cuda/include";
+  return dir;
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+class Program {
+ public:
+  ~Program() {
+    if (prog_ != nullptr) nvrtcDestroyProgram(&prog_);
+  }
+  nvrtcProgram& get() { return prog_; }
+
+ private:
+  nvrtcProgram prog_ = nullptr;
+};
+
+std::string program_log(nvrtcProgram prog) {
+  std::size_t size = 0;
+  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size <= 1) return "";
+  std::string log(size, '\0');
+  if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return "";
+  while (!log.empty() && log.back() == '\0') log.pop_back();
+  return log;
+}
+
+void append_line(std::string& log, const std::string& line) {
+  if (!log.empty() && log.back() != '\n') log += '\n';
+  log += line + '\n';
+}
+
+}  // namespace
+
+std::string CompileRequest::name_expression() const {
+  if (template_args.empty()) return kernel_name;
+  std::string expr = kernel_name + "<";
+  for (std::size_t i = 0; i < template_args.size(); ++i) expr += (i ? ", " : "") + template_args[i];
+  return expr + ">";
+}
+
+std::string compile_cache_key(const CompileRequest& request, const std::string& source) {
+  Sha256 h;
+  h.update_field(kKeySchema);
+  h.update_field(Compiler::nvrtc_version());
+  h.update_field(request.name_expression());
+  std::vector<std::string> opts = portable_options(request);
+  h.update_field(std::to_string(opts.size()));
+  for (const std::string& o : opts) h.update_field(o);
+  h.update_field(source);
+  std::set<fs::path> seen;
+  hash_headers(h, source, source_dir(request), search_dirs(request), seen);
+  return Sha256::hex(h.digest());
+}
+
+Compiler::Compiler(CompilerOptions options)
+    : cuda_include_dir_(options.cuda_include_dir.empty() ? default_cuda_include_dir()
+                                                         : options.cuda_include_dir) {
+  if (options.use_cache) {
+    cache_.emplace(options.cache_dir.empty() ? CubinCache::default_dir() : options.cache_dir);
+  }
+}
+
+std::string Compiler::nvrtc_version() {
+  static const std::string version = [] {
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    return std::to_string(major) + "." + std::to_string(minor);
+  }();
+  return version;
+}
+
+CompileResult Compiler::compile(const CompileRequest& request) const {
+  auto start = std::chrono::steady_clock::now();
+  std::string source = request.source;
+  if (source.empty() && !request.source_path.empty()) {
+    std::optional<std::string> text = slurp(request.source_path);
+    if (!text) throw Error::bad_input("cannot read kernel source", {request.source_path.string()});
+    source = std::move(*text);
+  }
+  std::string key = compile_cache_key(request, source);
+  CompileResult result;
+  bool cacheable = false;
+  std::optional<CacheEntry> hit = cache_ ? cache_->load(key) : std::nullopt;
+  if (hit) {
+    result.ok = hit->ok;
+    result.log = std::move(hit->log);
+    result.cubin = std::move(hit->cubin);
+    result.lowered_name = std::move(hit->lowered_name);
+    result.resources = hit->resources;
+    result.cache_hit = true;
+  } else {
+    result = compile_with_nvrtc(request, source, &cacheable);
+  }
+  result.cache_key = key;
+  const ArchLimits* limits = find_arch_limits(request.arch.sm);
+  if (result.ok && limits != nullptr) {
+    result.resources.max_threads_per_block = kernel_max_threads_per_block(*limits, result.resources);
+    if (request.block_threads > 0) {
+      result.occupancy = theoretical_occupancy(*limits, result.resources, request.block_threads,
+                                               request.dynamic_smem);
+    }
+  }
+  result.compile_ms = ms_since(start);
+  if (cache_ && !hit && cacheable) {
+    cache_->store(key, {result.ok, result.cubin, result.lowered_name, result.log, result.resources,
+                        result.compile_ms});
+  }
+  return result;
+}
+
+// Failures the code could not have caused (out of memory, a broken
+// installation) come back with *cacheable false: the next run may succeed.
+CompileResult Compiler::compile_with_nvrtc(const CompileRequest& request, const std::string& source,
+                                           bool* cacheable) const {
+  CompileResult r;
+  *cacheable = true;
+  std::string name = request.source_path.empty() ? "kernel.cu" : request.source_path.filename().string();
+  Program prog;
+  nvrtcResult rc = nvrtcCreateProgram(&prog.get(), source.c_str(), name.c_str(), 0, nullptr, nullptr);
+  std::string expr = request.name_expression();
+  if (rc == NVRTC_SUCCESS) rc = nvrtcAddNameExpression(prog.get(), expr.c_str());
+  if (rc != NVRTC_SUCCESS) {
+    r.log = std::string("nvrtc: cannot create the program: ") + nvrtcGetErrorString(rc) + "\n";
+    *cacheable = false;
+    return r;
+  }
+  std::vector<std::string> opts = portable_options(request);
+  for (const fs::path& dir : search_dirs(request)) opts.push_back("-I" + dir.string());
+  std::error_code ec;
+  if (fs::is_directory(cuda_include_dir_, ec)) opts.push_back("-I" + cuda_include_dir_.string());
+  // Where a driver is installed NVRTC reuses cubins from the driver's compute
+  // cache, and a reused cubin comes without ptxas's report (so without spill
+  // figures) and without an honest compile time. Our own cache stands in.
+  opts.emplace_back("--no-cache");
+  std::vector<const char*> argv;
+  for (const std::string& o : opts) argv.push_back(o.c_str());
+  rc = nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+  r.log = program_log(prog.get());
+  if (rc != NVRTC_SUCCESS) {
+    append_line(r.log, std::string("nvrtc: ") + nvrtcGetErrorString(rc));
+    if (rc != NVRTC_ERROR_COMPILATION && rc != NVRTC_ERROR_INVALID_OPTION) *cacheable = false;
+    return r;
+  }
+  const char* lowered = nullptr;
+  std::size_t size = 0;
+  if (nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered) != NVRTC_SUCCESS || lowered == nullptr ||
+      nvrtcGetCUBINSize(prog.get(), &size) != NVRTC_SUCCESS || size == 0) {
+    append_line(r.log, "ktune: NVRTC produced no cubin for '" + expr + "' (is " + request.arch.name() +
+                           " a real architecture?)");
+    return r;
+  }
+  r.lowered_name = lowered;
+  r.cubin.resize(size);
+  nvrtcGetCUBIN(prog.get(), r.cubin.data());
+  std::string error;
+  std::optional<KernelResources> res = read_kernel_resources(r.cubin, r.lowered_name, &error);
+  if (!res) {
+    append_line(r.log, "ktune: cannot read the kernel's resource usage: " + error);
+    return r;
+  }
+  auto usage = parse_ptxas_log(r.log);
+  if (auto it = usage.find(r.lowered_name); it != usage.end()) {
+    res->spill_store_bytes = static_cast<int>(it->second.spill_stores);
+    res->spill_load_bytes = static_cast<int>(it->second.spill_loads);
+  }
+  r.resources = *res;
+  r.ok = true;
+  return r;
+}
+
+}  // namespace ktune

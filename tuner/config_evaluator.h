@@ -1,0 +1,42 @@
+// ConfigEvaluator: what the tuning loop asks to measure one configuration.
+//
+// Two implementations: GpuSession (tuner/gpu_session.h) compiles through NVRTC
+// and measures on a GPU through the crash-proof worker; ReplayEvaluator
+// (tuner/replay.h) answers from recorded measurements (a ktune database or a
+// Kernel Tuner cache file), including recorded failures and recorded times.
+// Either way a configuration's failure is a db::Evaluation with a status and a
+// reason, never an exception; exceptions mean the whole run cannot go on.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "db/record.h"
+#include "search/value.h"
+
+namespace ktune {
+
+struct Measured {
+  db::Evaluation eval;
+  // Seconds this configuration cost the tuner (compile + verify + benchmark +
+  // framework): wall time live, the recorded times in a replay.
+  double cost_s = 0;
+  // Replay only: the configuration is not in the recorded data.
+  bool missing = false;
+};
+
+class ConfigEvaluator {
+ public:
+  virtual ~ConfigEvaluator() = default;
+  // The device measurements are (or were) taken on.
+  virtual db::DeviceInfo device() const = 0;
+  // Measures a batch; the evaluator may compile the whole batch ahead of the GPU.
+  virtual std::vector<Measured> evaluate(std::span<const std::vector<Value>> configs) = 0;
+  // True when answers come from recorded data, not from a GPU now.
+  virtual bool replay() const = 0;
+  virtual std::string source() const = 0;  // "GPU 0: NVIDIA H100 80GB HBM3" or the replayed file
+};
+
+}  // namespace ktune

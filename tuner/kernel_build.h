@@ -1,0 +1,30 @@
+// From a spec and one configuration to the CompileRequest that builds it: the
+// -D defines or template arguments, the spec's compiler options, the target
+// arch and the launch shape the occupancy figure needs. Shared by `ktune
+// compile`, the tuning loop and the reference-kernel build, so all three
+// compile a configuration identically (and hit the same cubin cache entries).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "search/value.h"
+#include "tuner/compiler.h"
+#include "tuner/spec.h"
+
+namespace ktune {
+
+CompileRequest make_compile_request(const Spec& spec, const std::vector<Value>& config, const Launch& launch,
+                                    const Arch& arch);
+
+// The reference kernel (verify.reference): the same source and options, with
+// the defines of `config` so that macros the file expects are defined.
+CompileRequest make_reference_request(const Spec& spec, const std::vector<Value>& config, const Launch& launch,
+                                      const Arch& arch);
+
+// Parses "k=v,k=v" into configuration values matching the spec's parameters
+// (each value must be one of the parameter's listed values, compared as
+// Python's str()). Throws Error::bad_input naming the problem.
+std::vector<Value> parse_config_option(const Spec& spec, const std::string& text);
+
+}  // namespace ktune

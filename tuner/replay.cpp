@@ -1,0 +1,122 @@
+#include "tuner/replay.h"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+#include "db/interchange.h"
+#include "db/store.h"
+#include "search/error.h"
+
+namespace ktune {
+namespace {
+
+bool is_sqlite_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[16] = {};
+  in.read(header, sizeof header);
+  return in.gcount() == 16 && std::string(header, 15) == "SQLite format 3";
+}
+
+std::string joined(const std::set<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+double ReplayEvaluator::recorded_cost_s(const db::Evaluation& e) {
+  double ms = e.compile_ms.value_or(0) + e.verify_ms.value_or(0) + e.benchmark_ms.value_or(0) +
+              e.framework_ms.value_or(0);
+  if (!e.benchmark_ms) {
+    // Older records carry no benchmark time: the samples are what the GPU spent.
+    double sampled = 0;
+    for (double s : e.samples) sampled += s;
+    ms += sampled > 0 ? sampled : e.time_ms.value_or(0) * std::max<int64_t>(e.sample_count, 1);
+  }
+  return ms / 1000.0;
+}
+
+ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path, const std::string& device)
+    : spec_(&spec), path_(data_path) {
+  if (is_sqlite_file(data_path)) {
+    db::StoreOptions so;
+    so.read_only = true;
+    db::Store store(data_path, so);
+    db::Filter f;
+    f.kernel = spec.kernel.name;
+    f.device = device;
+    f.sort = db::Filter::Sort::Id;
+    store.require_known(f);
+    std::vector<db::ResultRow> rows = store.results(f);
+    std::set<std::string> devices;
+    for (const auto& r : rows) devices.insert(r.device);
+    if (devices.size() > 1)
+      throw Error::bad_input(data_path + " holds results of kernel '" + spec.kernel.name +
+                             "' on several devices; choose one with --device: " + joined(devices));
+    if (rows.empty())
+      throw Error::bad_input(data_path + " holds no results for kernel '" + spec.kernel.name + "'");
+    for (const db::DeviceRow& d : store.devices())
+      if (d.info.name == *devices.begin()) device_ = d.info;
+    std::vector<db::Evaluation> evals;
+    for (auto& r : rows) evals.push_back(std::move(r.eval));
+    adopt(rows.front().param_names, std::move(evals));
+    return;
+  }
+  db::ResultSet rs = db::read_results_file(data_path);
+  device_.name = device.empty() ? rs.device_name : device;
+  if (device_.name.empty()) device_.name = "unknown device";
+  adopt(rs.param_names, std::move(rs.evaluations));
+}
+
+void ReplayEvaluator::adopt(const std::vector<std::string>& names, std::vector<db::Evaluation> evals) {
+  const SearchSpace& space = spec_->space();
+  std::set<std::string> recorded(names.begin(), names.end()), wanted;
+  for (const Parameter& p : space.parameters()) wanted.insert(p.name);
+  if (recorded != wanted) {
+    std::set<std::string> missing, extra;
+    std::set_difference(wanted.begin(), wanted.end(), recorded.begin(), recorded.end(),
+                        std::inserter(missing, missing.end()));
+    std::set_difference(recorded.begin(), recorded.end(), wanted.begin(), wanted.end(),
+                        std::inserter(extra, extra.end()));
+    std::string msg = path_ + ": recorded parameters do not match the spec";
+    if (!missing.empty()) msg += "; missing from the data: " + joined(missing);
+    if (!extra.empty()) msg += "; not in the spec: " + joined(extra);
+    throw Error::bad_input(msg);
+  }
+  std::vector<size_t> from(space.parameters().size());
+  for (size_t i = 0; i < from.size(); ++i)
+    from[i] = std::find(names.begin(), names.end(), space.parameters()[i].name) - names.begin();
+  for (db::Evaluation& e : evals) {
+    if (e.config.size() != names.size()) continue;
+    std::vector<Value> ordered(from.size());
+    for (size_t i = 0; i < from.size(); ++i) ordered[i] = e.config[from[i]];
+    auto c = space.config_of(ordered);
+    if (!c) continue;  // a value outside the spec's lists: that point is not in this space
+    e.config = space.values(*c);
+    records_[space.key(*c)] = std::move(e);  // later records win, as a resumed run's would
+  }
+}
+
+std::vector<Measured> ReplayEvaluator::evaluate(std::span<const std::vector<Value>> configs) {
+  std::vector<Measured> out;
+  for (const auto& values : configs) {
+    Measured m;
+    auto c = spec_->space().config_of(values);
+    auto it = c ? records_.find(spec_->space().key(*c)) : records_.end();
+    if (it == records_.end()) {
+      m.missing = true;
+      m.eval.config = values;
+      m.eval.status = db::Status::Invalid;
+      m.eval.reason = "not in the recorded data";
+    } else {
+      m.eval = it->second;
+      m.cost_s = recorded_cost_s(m.eval);
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace ktune

@@ -1,0 +1,43 @@
+// ReplayEvaluator: answers each configuration with its recorded measurement
+// from a ktune database or a Kernel Tuner cache file, recorded failures
+// included, and accounts the recorded compile/benchmark/framework time as
+// the configuration's cost so strategies can be compared on a tuning-time
+// axis. The recorded parameters must match the spec's (names, in any order):
+// a mismatch is Error::bad_input naming the difference.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "db/record.h"
+#include "tuner/config_evaluator.h"
+#include "tuner/spec.h"
+
+namespace ktune {
+
+class ReplayEvaluator : public ConfigEvaluator {
+ public:
+  // `device` selects one device's results where the database holds several.
+  ReplayEvaluator(const Spec& spec, const std::string& data_path, const std::string& device = "");
+
+  db::DeviceInfo device() const override { return device_; }
+  std::vector<Measured> evaluate(std::span<const std::vector<Value>> configs) override;
+  bool replay() const override { return true; }
+  std::string source() const override { return path_; }
+
+  size_t recorded() const { return records_.size(); }
+  // Every recorded configuration as (key -> evaluation), in the spec's parameter order.
+  const std::map<std::string, db::Evaluation>& records() const { return records_; }
+  // Recorded cost of one evaluation, seconds.
+  static double recorded_cost_s(const db::Evaluation& e);
+
+ private:
+  void adopt(const std::vector<std::string>& names, std::vector<db::Evaluation> evals);
+
+  const Spec* spec_;
+  std::string path_;
+  db::DeviceInfo device_;
+  std::map<std::string, db::Evaluation> records_;
+};
+
+}  // namespace ktune

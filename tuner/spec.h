@@ -1,0 +1,205 @@
+// A tuning spec: everything ktune needs to know about one tuning problem, in
+// one in-memory model whichever file it came from (ktune's YAML or a T1 JSON
+// file from the BAT suite / Kernel Tuner; see docs/spec.md).
+//
+// load_spec() validates every key and every expression before it returns: an
+// unknown key, a value of the wrong kind, a name no expression can resolve, a
+// missing kernel file or malformed YAML/JSON throws Error::bad_input with the
+// file, line and column. Nothing the user wrote wrong is silently defaulted.
+//
+// After loading, the per-configuration helpers never throw: a configuration
+// whose launch geometry cannot be evaluated (division by zero, a block of 0
+// threads, ...) is an invalid configuration, reported as an error string.
+//
+// Configuration values are passed as std::vector<Value> in the order of
+// space().parameters() (which is the order the spec declared them).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "search/expr.h"
+#include "search/space.h"
+#include "search/value.h"
+
+namespace ktune {
+
+// Element type of a kernel argument (a buffer's element or a by-value scalar).
+enum class ElemType { Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64, Half, BFloat16, Float, Double };
+const char* elem_type_name(ElemType t);  // "int32", "float", "half", "bf16", ... (as gpu::to_string)
+size_t elem_type_bytes(ElemType t);
+bool elem_type_is_float(ElemType t);
+
+// How a device buffer is filled before every launch. Unset optionals keep the
+// engine's defaults (gpu::Fill): seed derived from the argument name, range
+// [0, 1) for floats and [0, 100) for integers.
+struct ArgFill {
+  enum class Kind { Zeros, Constant, Random, Sequence, Generator, File };
+  Kind kind = Kind::Zeros;
+  Value value;              // Constant: the element value
+  std::optional<double> lo, hi;      // Random: uniform in [lo, hi)
+  std::optional<uint64_t> seed;      // Random
+  double start = 0, step = 1;  // Sequence: start + i * step
+  std::optional<expr::Expression> generator;  // Generator: an expression of `i` (and constants)
+  expr::CompiledExpr generator_code;          // ... compiled with slot 0 = i
+  std::string path;         // File: absolute path of raw little-endian elements
+};
+const char* fill_kind_name(ArgFill::Kind k);
+
+struct Argument {
+  std::string name;
+  ElemType type = ElemType::Float;
+  bool pointer = false;         // a device buffer (float*) rather than a by-value scalar
+  int64_t size = 0;             // pointers: number of elements (evaluated at load)
+  ArgFill fill;                 // pointers
+  Value value;                  // scalars: the value passed, already of the right kind
+  bool output = false;          // compared against the reference after each run
+  bool read_write = false;      // an output the kernel also reads (restored, not poisoned)
+  bool constant_memory = false; // T1 MemType Constant: copied to the __constant__ symbol `name`
+  SourceLocation where;
+};
+
+struct Verify {
+  enum class Mode { None, Reference, FirstValid, File };
+  Mode mode = Mode::None;
+  std::string kernel;  // Reference: a kernel of the same source, compiled without tunable defines
+  std::string path;    // File: absolute path of the expected outputs (raw, outputs in order)
+  std::array<int64_t, 3> block{256, 1, 1};  // Reference: its launch geometry
+  std::array<int64_t, 3> grid{1, 1, 1};
+  double atol = 1e-6;
+  double rtol = 0;
+  SourceLocation where;
+};
+
+struct StrategySpec {
+  std::string name;                    // "" = not given (the command picks its default)
+  std::optional<uint64_t> max_fevals;
+  std::optional<double> time_limit_s;
+  std::optional<uint64_t> seed;
+  std::optional<double> max_fraction;  // T1 ConfigurationFraction: of the valid space
+  // Every other option, verbatim; the strategy validates them (make_strategy).
+  std::map<std::string, Value, std::less<>> options;
+  SourceLocation where;
+};
+
+struct KernelSpec {
+  std::string name;
+  std::string source_path;  // absolute
+  std::string source;       // the file's text
+  std::vector<std::string> template_args;  // parameter/constant names; empty = -D mode
+  std::vector<std::string> compiler_options;
+  SourceLocation where;
+};
+
+// An expression as written plus its form compiled against the spec's scope
+// (slot i = parameter i, constants folded in).
+struct BoundExpr {
+  expr::Expression expression;
+  expr::CompiledExpr code;
+};
+
+struct Metric {
+  std::string name;
+  BoundExpr expr;  // slots: parameters, then time_ms, then earlier metrics
+};
+
+using Dim3 = std::array<int64_t, 3>;
+
+struct Launch {
+  Dim3 grid{1, 1, 1};   // in blocks
+  Dim3 block{1, 1, 1};  // in threads
+  int64_t shared_memory = 0;  // dynamic, bytes
+  Dim3 problem_size{1, 1, 1};
+};
+
+struct LaunchResult {
+  std::optional<Launch> launch;
+  std::string error;  // set when launch is empty
+  bool ok() const { return launch.has_value(); }
+};
+
+enum class GridMode {
+  Divisors,    // grid[i] = ceil(problem_size[i] / product(grid_div[i]))  (Kernel Tuner)
+  Explicit,    // grid[i] = expression
+  GlobalSize,  // T1 GlobalSize: blocks (CUDA) or threads (OpenCL, divided by the block)
+};
+
+struct Spec {
+  enum class Format { Yaml, T1 };
+  Format format = Format::Yaml;
+  std::string path;  // the spec file as given
+  std::string dir;   // its folder (absolute); relative paths resolve against it
+
+  KernelSpec kernel;
+  std::vector<std::pair<std::string, Value>> constants;  // in declaration order
+  std::vector<BoundExpr> problem_size;                   // 1 to 3
+  GridMode grid_mode = GridMode::Divisors;
+  std::array<std::vector<BoundExpr>, 3> grid_div;        // Divisors
+  std::vector<BoundExpr> grid;                           // Explicit/GlobalSize: 3 entries
+  bool global_size_in_threads = false;                   // GlobalSize with GlobalSizeType OpenCL
+  std::vector<std::string> block_size_names;             // YAML; empty for T1
+  std::array<BoundExpr, 3> block;                        // the block's x, y, z
+  BoundExpr shared_memory;
+  std::vector<expr::Expression> restrictions;
+  std::vector<Argument> arguments;                       // in kernel-parameter order
+  Verify verify;
+  std::vector<Metric> metrics;
+  std::string objective = "time";  // "time" or a metric name
+  bool higher_is_better = false;
+  StrategySpec strategy;
+  // Always passed as -D (T1 BenchmarkConfig entries, as BAT's runner does).
+  std::vector<std::pair<std::string, Value>> fixed_defines;
+  // Things the file says that ktune accepts but does not act on, for the user.
+  std::vector<std::string> notes;
+
+  std::string source_hash;  // SHA-256 (hex) of the kernel source text
+  // SHA-256 (hex) of the canonical spec + source: everything that changes what a
+  // measurement means. Strategy, budget, objective and metrics are left out so
+  // results survive a change of search settings.
+  std::string hash;
+
+  const SearchSpace& space() const { return *space_; }
+
+  // Launch geometry of one configuration; never throws.
+  LaunchResult geometry(const std::vector<Value>& config) const;
+  // -D definitions (name, C literal): grid_size_x/y/z and block size names (as
+  // Kernel Tuner does), every tunable parameter not passed as a template
+  // argument, and the fixed defines. The geometry ones are left out when the
+  // geometry cannot be evaluated.
+  std::vector<std::pair<std::string, std::string>> defines(const std::vector<Value>& config) const;
+  std::vector<std::pair<std::string, std::string>> defines(const std::vector<Value>& config,
+                                                           const Launch& launch) const;
+  // Template arguments (C++ spelling) for kernel.template_args; empty in -D mode.
+  std::vector<std::string> template_arguments(const std::vector<Value>& config) const;
+  // The NVRTC name expression: "name<a, b>" in template mode, else the name.
+  std::string name_expression(const std::vector<Value>& config) const;
+  // Each metric's value in metrics order; nullopt where it cannot be evaluated
+  // (e.g. division by zero) or is not a number.
+  std::vector<std::optional<double>> evaluate_metrics(const std::vector<Value>& config, double time_ms) const;
+  // The objective's value (time_ms itself for "time").
+  std::optional<double> objective_value(const std::vector<Value>& config, double time_ms) const;
+
+  std::optional<SearchSpace> space_;  // set by the loader
+};
+
+// Loads a spec: a .json file (or text starting with '{') is T1, anything else YAML.
+Spec load_spec(const std::string& path);
+// The same from text already read; `path` names it in messages and its folder
+// resolves relative paths.
+Spec load_spec_text(const std::string& text, const std::string& path, Spec::Format format);
+
+// Throws Error::failed("no valid configuration: ...") when the space is empty.
+void require_valid_configurations(const Spec& spec);
+
+// C literal for -D: ints as is, floats with a decimal point or exponent,
+// bools 1/0, strings verbatim.
+std::string c_define_literal(const Value& v);
+// C++ template argument: like c_define_literal but bools as true/false.
+std::string template_literal(const Value& v);
+
+}  // namespace ktune

@@ -1,0 +1,214 @@
+// Shared finishing of a spec read from YAML or T1: types, files, the search
+// space and every expression compiled against it.
+#include "tuner/spec_build.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "tuner/cubin_sha256.h"
+
+namespace ktune::spec_detail {
+
+ConstantMap constant_map(const Spec& spec) {
+  ConstantMap m;
+  for (const auto& [name, v] : spec.constants) m[name] = v;
+  return m;
+}
+
+Value eval_constant(const expr::Expression& e, const Spec& spec) { return e.evaluate(constant_map(spec)); }
+
+std::optional<ElemType> elem_type_from_name(std::string_view n) {
+  static const std::pair<std::string_view, ElemType> names[] = {
+      {"int8", ElemType::Int8},     {"uint8", ElemType::UInt8},   {"int16", ElemType::Int16},
+      {"uint16", ElemType::UInt16}, {"int32", ElemType::Int32},   {"uint32", ElemType::UInt32},
+      {"int64", ElemType::Int64},   {"uint64", ElemType::UInt64}, {"half", ElemType::Half},
+      {"bf16", ElemType::BFloat16}, {"float", ElemType::Float},   {"double", ElemType::Double},
+      // aliases
+      {"int", ElemType::Int32},     {"uint", ElemType::UInt32},   {"float32", ElemType::Float},
+      {"float64", ElemType::Double}, {"float16", ElemType::Half}, {"bfloat16", ElemType::BFloat16},
+      {"char", ElemType::Int8},     {"byte", ElemType::Int8},     {"bool", ElemType::UInt8},
+  };
+  for (const auto& [name, t] : names)
+    if (name == n) return t;
+  return std::nullopt;
+}
+
+Value coerce_to_elem(const Value& v, ElemType t, const SourceLocation& where, std::string_view what) {
+  if (!v.is_number()) fail(where, std::string(what) + " must be a number, not " + v.repr());
+  if (elem_type_is_float(t)) return Value(v.as_float());
+  if (v.is_float()) {
+    double f = v.as_float();
+    if (!std::isfinite(f) || f != std::floor(f) || std::fabs(f) > 9.2e18)
+      fail(where, std::string(what) + " must be an integer for type " + elem_type_name(t) + ", not " + v.repr());
+  }
+  int64_t i = v.is_float() ? int64_t(v.as_float()) : v.as_int();
+  int bits = int(elem_type_bytes(t)) * 8;
+  bool is_unsigned = t == ElemType::UInt8 || t == ElemType::UInt16 || t == ElemType::UInt32 || t == ElemType::UInt64;
+  bool fits = is_unsigned ? (i >= 0 && (bits == 64 || i < (int64_t{1} << bits)))
+                          : (bits == 64 || (i >= -(int64_t{1} << (bits - 1)) && i < (int64_t{1} << (bits - 1))));
+  if (!fits) fail(where, std::string(what) + " = " + std::to_string(i) + " does not fit in " + elem_type_name(t));
+  return Value(i);
+}
+
+void require_identifier(const std::string& name, const SourceLocation& where, std::string_view what) {
+  bool ok = !name.empty() && (std::isalpha((unsigned char)name[0]) || name[0] == '_');
+  for (char c : name) ok = ok && (std::isalnum((unsigned char)c) || c == '_');
+  if (!ok) fail(where, std::string(what) + " '" + name + "' is not a valid name (letters, digits, _)");
+}
+
+Parameter make_parameter(const std::string& name, std::vector<Value> values, const SourceLocation& where,
+                         const SourceLocation& values_where) {
+  if (values.empty()) fail(values_where, "parameter '" + name + "' has no values");
+  Parameter p{name, std::move(values), ValueType::Int, where};
+  bool any_float = false, any_int = false, any_bool = false, any_str = false;
+  for (const Value& v : p.values) {
+    if (v.is_list()) fail(values_where, "parameter '" + name + "': a value may not be a list (" + v.repr() + ")");
+    any_float |= v.is_float();
+    any_int |= v.is_int();
+    any_bool |= v.is_bool();
+    any_str |= v.is_string();
+  }
+  int kinds = (any_float || any_int) + any_bool + any_str;
+  if (kinds > 1)
+    fail(values_where, "parameter '" + name + "' mixes value types (numbers, bools and strings may not mix)");
+  p.type = any_str ? ValueType::String : any_bool ? ValueType::Bool : any_float ? ValueType::Float : ValueType::Int;
+  std::set<std::string> seen;
+  for (const Value& v : p.values)
+    if (!seen.insert(v.repr()).second)
+      fail(values_where, "parameter '" + name + "' lists the value " + v.repr() + " twice");
+  return p;
+}
+
+std::string resolve_path(const std::string& dir, const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.is_relative()) p = std::filesystem::path(dir) / p;
+  return p.lexically_normal().string();
+}
+
+void require_file(const std::string& path, const SourceLocation& where, std::string_view what) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) fail(where, std::string(what) + " '" + path + "' does not exist");
+}
+
+std::string read_text_file(const std::string& path, const SourceLocation& where, std::string_view what) {
+  require_file(path, where, what);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(where, "cannot read " + std::string(what) + " '" + path + "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+double need_duration(const Doc& d, std::string_view what) {
+  if (d.is_number()) {
+    double v = d.scalar.as_float();
+    if (!(v > 0)) fail(d.where, std::string(what) + " must be positive");
+    return v;
+  }
+  const std::string& s = need_string(d, what);
+  static const std::pair<std::string_view, double> units[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}};
+  for (const auto& [unit, scale] : units) {
+    if (s.size() <= unit.size() || s.compare(s.size() - unit.size(), unit.size(), unit) != 0) continue;
+    std::string num = s.substr(0, s.size() - unit.size());
+    char* end = nullptr;
+    double v = std::strtod(num.c_str(), &end);
+    if (end && *end == 0 && !num.empty() && v > 0 && std::isfinite(v)) return v * scale;
+  }
+  fail(d.where, std::string(what) + " '" + s + "' is not a duration (e.g. 90, \"90s\", \"10m\", \"1.5h\", \"500ms\")");
+}
+
+Value doc_to_value(const Doc& d, std::string_view what) {
+  if (!d.is_list()) return need_scalar(d, what);
+  ValueList items;
+  for (const Doc& item : d.items) items.push_back(doc_to_value(item, what));
+  return Value(std::move(items));
+}
+
+namespace {
+
+expr::Scope param_scope(const Draft& d) {
+  expr::Scope scope;
+  for (size_t i = 0; i < d.params.size(); ++i) scope.slots[d.params[i].name] = int(i);
+  scope.constants = constant_map(d.spec);
+  return scope;
+}
+
+void compile(BoundExpr& b, const expr::Scope& scope) { b.code = b.expression.compile(scope); }
+
+void compile_geometry(Spec& s, const expr::Scope& scope) {
+  for (auto& e : s.problem_size) compile(e, scope);
+  for (auto& axis : s.grid_div)
+    for (auto& e : axis) compile(e, scope);
+  for (auto& e : s.grid) compile(e, scope);
+  for (auto& e : s.block) compile(e, scope);
+  compile(s.shared_memory, scope);
+}
+
+void compile_metrics(Draft& d, const expr::Scope& base) {
+  expr::Scope scope = base;
+  int slot = int(d.params.size());
+  scope.slots["time_ms"] = slot++;
+  for (auto& m : d.spec.metrics) {
+    compile(m.expr, scope);
+    scope.slots[m.name] = slot++;
+  }
+  const Spec& s = d.spec;
+  if (s.objective == "time") return;
+  for (const auto& m : s.metrics)
+    if (m.name == s.objective) return;
+  std::string known = "time";
+  for (const auto& m : s.metrics) known += ", " + m.name;
+  fail(d.objective_where, "objective '" + s.objective + "' is neither time nor a metric (known: " + known + ")");
+}
+
+void check_names(const Draft& d) {
+  const Spec& s = d.spec;
+  std::set<std::string, std::less<>> constants;
+  for (const auto& [name, v] : s.constants) constants.insert(name);
+  for (size_t i = 0; i < d.params.size(); ++i) {
+    const std::string& n = d.params[i].name;
+    if (constants.count(n)) fail(d.param_name_where[i], "parameter '" + n + "' has the name of a constant");
+    if (n == "time_ms") fail(d.param_name_where[i], "'time_ms' is reserved for metrics");
+  }
+  for (const std::string& t : s.kernel.template_args) {
+    bool param = false;
+    for (const auto& p : d.params) param = param || p.name == t;
+    if (!param && !constants.count(t))
+      fail(s.kernel.where, "template argument '" + t + "' is neither a tunable parameter nor a constant");
+  }
+}
+
+}  // namespace
+
+void finish_spec(Draft& d) {
+  Spec& s = d.spec;
+  check_names(d);
+  for (size_t i = 0; i < d.params.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (d.params[i].name == d.params[j].name)
+        fail(d.param_name_where[i], "duplicate parameter '" + d.params[i].name + "' (first at line " +
+                                        std::to_string(d.param_name_where[j].line) + ")");
+  s.space_.emplace(d.params, s.restrictions, constant_map(s));
+  const auto& ordered = s.space_->parameters();
+  for (size_t i = 0; i < ordered.size(); ++i)
+    if (ordered[i].name != d.params[i].name)
+      throw Error::failed("internal: the search space reordered the parameters");
+  expr::Scope scope = param_scope(d);
+  compile_geometry(s, scope);
+  compile_metrics(d, scope);
+  for (auto& a : s.arguments) {
+    if (!a.fill.generator) continue;
+    expr::Scope g;
+    g.slots["i"] = 0;
+    g.constants = scope.constants;
+    a.fill.generator_code = a.fill.generator->compile(g);
+  }
+  s.source_hash = Sha256::hex_of(s.kernel.source);
+  s.hash = Sha256::hex_of(canonical_text(s));
+}
+
+}  // namespace ktune::spec_detail

@@ -1,0 +1,71 @@
+// Private to tuner/spec_*.cpp: what the YAML and T1 readers share once a
+// document has been read. A reader fills a Draft (the Spec with its
+// expressions parsed but not yet compiled, and the parameters); finish_spec()
+// then builds the search space, compiles every expression against parameters
+// and constants (so an unknown name is reported where it was written),
+// checks cross-references and computes the hashes.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "search/space.h"
+#include "tuner/spec.h"
+#include "tuner/spec_doc.h"
+
+namespace ktune::spec_detail {
+
+struct Draft {
+  Spec spec;
+  std::vector<Parameter> params;
+  std::vector<SourceLocation> param_name_where;  // parallel to params
+  SourceLocation objective_where;
+};
+
+using ConstantMap = std::map<std::string, Value, std::less<>>;
+ConstantMap constant_map(const Spec& spec);
+
+// Evaluates an expression over constants only; errors name its location.
+Value eval_constant(const expr::Expression& e, const Spec& spec);
+
+// "float", "int32", "half", "bf16", ... and the aliases docs/spec.md lists.
+std::optional<ElemType> elem_type_from_name(std::string_view name);
+// A scalar converted to an element type: integers must be integral and in
+// range; floats accept any number. Errors name `what` at `where`.
+Value coerce_to_elem(const Value& v, ElemType t, const SourceLocation& where, std::string_view what);
+
+// Requires a C identifier (a name expressions and -D can use).
+void require_identifier(const std::string& name, const SourceLocation& where, std::string_view what);
+
+// A parameter's value list: every element a scalar (int, float, bool or
+// string); ints and floats may mix (type float), other kinds may not.
+Parameter make_parameter(const std::string& name, std::vector<Value> values, const SourceLocation& where,
+                         const SourceLocation& values_where);
+
+// Reads a file relative to the spec's folder; a missing file is bad input at `where`.
+std::string resolve_path(const std::string& dir, const std::string& path);
+void require_file(const std::string& path, const SourceLocation& where, std::string_view what);
+std::string read_text_file(const std::string& path, const SourceLocation& where, std::string_view what);
+
+// A duration: a number of seconds or a string "90s", "10m", "1.5h", "500ms".
+double need_duration(const Doc& d, std::string_view what);
+// A scalar or a list of them, as a Value (strategy options kept verbatim).
+Value doc_to_value(const Doc& d, std::string_view what);
+
+// The two readers: fill draft.spec and draft.params from a document.
+void read_yaml_spec(const Doc& root, Draft& draft);
+void read_t1_spec(const Doc& root, Draft& draft);
+// YAML `arguments` and `verify` (spec_yaml_args.cpp).
+void read_yaml_arguments(const Doc& d, Draft& draft);
+void read_yaml_verify(const Doc& d, Draft& draft);
+// T1 `KernelSpecification` (spec_t1_kernel.cpp).
+void read_t1_kernel(const Doc& d, Draft& draft);
+
+void finish_spec(Draft& draft);
+
+// The canonical form hashed into Spec::hash (spec_hash.cpp).
+std::string canonical_text(const Spec& spec);
+
+}  // namespace ktune::spec_detail
