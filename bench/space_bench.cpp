@@ -61,7 +61,8 @@ SearchSpace tera() {
   std::vector<Parameter> params;
   for (int i = 0; i < 12; ++i) {
     Parameter p;
-    p.name = "p" + std::to_string(i);
+    p.name = "p";
+    p.name += std::to_string(i);
     for (int v = 1; v <= 10; ++v) p.values.emplace_back(v * 32);
     params.push_back(std::move(p));
   }

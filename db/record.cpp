@@ -33,7 +33,10 @@ ProblemSize canonical_problem_size(ProblemSize ps) {
 
 std::string problem_size_key(const ProblemSize& ps) {
   std::string s = "[";
-  for (size_t i = 0; i < ps.size(); ++i) s += (i ? "," : "") + std::to_string(ps[i]);
+  for (size_t i = 0; i < ps.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(ps[i]);
+  }
   return s + "]";
 }
 

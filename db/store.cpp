@@ -152,7 +152,10 @@ int Store::schema_version() {
 std::string Store::integrity_check() {
   Query q = query("PRAGMA integrity_check");
   std::string out;
-  while (q.step()) out += (out.empty() ? "" : "\n") + q.text(0);
+  while (q.step()) {
+    if (!out.empty()) out += '\n';
+    out += q.text(0);
+  }
   return out;
 }
 

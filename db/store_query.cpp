@@ -106,7 +106,10 @@ ResultRow read_row(const Query& q, ParamCache& cache) {
 
 std::string joined(const std::vector<std::string>& names) {
   std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  for (const auto& n : names) {
+    if (!s.empty()) s += ", ";
+    s += n;
+  }
   return s.empty() ? "(none)" : s;
 }
 

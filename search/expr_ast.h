@@ -55,6 +55,7 @@ std::vector<std::string> free_names(const Node& root);
 struct Instr {
   enum Op : uint8_t {
     Const, Slot, Bin, Neg, Pos, Not, Cmp, Chain, InList,
+    BinConst, CmpConst,  // the right operand is consts[arg]: the common `X % 2`, `N == 0`
     JumpIfFalseOrPop, JumpIfTrueOrPop, PopJumpIfFalse, Jump, Call, Return,
   };
   Op op = Return;

@@ -144,7 +144,12 @@ class Emitter {
         emit(n.kind == NodeKind::Neg ? Instr::Neg : n.kind == NodeKind::Pos ? Instr::Pos : Instr::Not);
         return true;
       case NodeKind::Binary:
-        if (!node(n.kids[0]) || !node(n.kids[1])) return false;
+        if (!node(n.kids[0])) return false;
+        if (int k = scalar_const(n.kids[1]); k >= 0) {
+          emit(Instr::BinConst, static_cast<int>(n.bop), k);
+          return true;
+        }
+        if (!node(n.kids[1])) return false;
         emit(Instr::Bin, static_cast<int>(n.bop));
         pop();
         return true;
@@ -155,6 +160,13 @@ class Emitter {
       case NodeKind::Call: return call(n);
       default: return false;  // Name, Local, List, Comp
     }
+  }
+
+  // Index of n's value in consts when n is a scalar constant, else -1.
+  int scalar_const(const Node& n) {
+    if (n.kind != NodeKind::Const || n.value.is_list()) return -1;
+    p_.consts.push_back(Num::of(n.value));
+    return static_cast<int>(p_.consts.size()) - 1;
   }
 
   bool boolean(const Node& n) {
@@ -199,8 +211,12 @@ class Emitter {
     std::vector<size_t> jumps;
     if (!node(n.kids[0])) return false;
     for (size_t k = 0; k < n.cmp_ops.size(); ++k) {
-      if (!node(n.kids[k + 1])) return false;
       bool last = k + 1 == n.cmp_ops.size();
+      if (int c = last ? scalar_const(n.kids[k + 1]) : -1; c >= 0) {
+        emit(Instr::CmpConst, static_cast<int>(n.cmp_ops[k]), c);
+        break;
+      }
+      if (!node(n.kids[k + 1])) return false;
       size_t at = emit(last ? Instr::Cmp : Instr::Chain, static_cast<int>(n.cmp_ops[k]));
       if (!last) jumps.push_back(at);
       pop();

@@ -97,6 +97,15 @@ VmResult run_vm(const Program& p, std::span<const Value> slots, Num& out) noexce
         if (Err e = binary(static_cast<BinOp>(in.sub), stack[sp - 2].n, top)) return fail(e);
         --sp;
         break;
+      case Instr::BinConst:
+        if (Err e = binary(static_cast<BinOp>(in.sub), top, p.consts[static_cast<size_t>(in.arg)])) return fail(e);
+        break;
+      case Instr::CmpConst: {
+        bool r = false;
+        if (Err e = compare(static_cast<CmpOp>(in.sub), top, p.consts[static_cast<size_t>(in.arg)], r)) return fail(e);
+        top = Num::of_bool(r);
+        break;
+      }
       case Instr::Neg:
       case Instr::Pos:
         if (Err e = (in.op == Instr::Neg ? num_neg : num_pos)(top, top)) return fail(e);

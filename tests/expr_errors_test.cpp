@@ -240,6 +240,8 @@ TEST(Expr, VmAgreesWithGeneralEvaluator) {
       "max(a, b, c)",     "min(a, b) * 1.5",    "abs(a - b)",      "round(a / b)",     "round(a * 1.25, b)",
       "int(a / b)",       "float(a) == a",      "a in [1, 2, 3.0]", "a not in [0, 'x']", "(a > b) + (b > c)",
       "a * b == c * 2.0", "(a ** 2 - 3) / (b - c)", "a % b % c", "round(a * 25, -1)",
+      "a % 3 == 1",       "a // 2 < 1.5",       "1 < a <= 3",      "a - 2 ** 3",       "b ** 2 >= 4.0",
+      "a // 0",           "b % -2",             "a == 'x'",        "a < 'x'",          "-a ** -1",
   };
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> dist(-4, 4);

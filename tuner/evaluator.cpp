@@ -1,5 +1,6 @@
 #include "tuner/evaluator.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -10,8 +11,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
 
 #include "tuner/worker.h"
 
@@ -54,14 +57,50 @@ bool wait_readable(int fd, double timeout_s) {
   }
 }
 
-// Forks a worker for `gpu` and waits for its Ready message. On success pid and
-// fd are the worker's; on failure the child is gone and both are -1.
+constexpr const char* kWorkerVariable = "KTUNE_GPU_WORKER";
+
+// A process started as a GPU worker becomes one here, before main() runs, so
+// every program that links the engine can serve as its own worker binary.
+struct WorkerEntry {
+  WorkerEntry() {
+    const char* spec = std::getenv(kWorkerVariable);
+    if (!spec) return;
+    char* end = nullptr;
+    long fd = std::strtol(spec, &end, 10);
+    long gpu = (end && *end == ':') ? std::strtol(end + 1, nullptr, 10) : -1;
+    ::unsetenv(kWorkerVariable);
+    worker_main(static_cast<int>(fd), static_cast<int>(gpu));
+  }
+};
+const WorkerEntry worker_entry;
+
+// Starts a worker for `gpu` and waits for its Ready message. On success pid
+// and fd are the worker's; on failure the child is gone and both are -1.
+// fork + exec, not fork alone: this process may hold an initialised CUDA
+// driver without ever asking for one (NVRTC loads libcuda.so.1 and calls
+// cuInit), and a forked copy of that state fails cuInit with
+// CUDA_ERROR_NOT_INITIALIZED. A fresh image of this same binary has none.
 Ready fork_worker(int gpu, double timeout_s, pid_t& pid, int& fd) {
   pid = -1;
   fd = -1;
+  char exe[4096];
+  ssize_t len = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len <= 0) return failure(std::string("cannot find this program: ") + std::strerror(errno));
+  exe[len] = '\0';
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     return failure(std::string("socketpair: ") + std::strerror(errno));
+  // Everything the child needs is built before fork: after it, only
+  // async-signal-safe calls until exec.
+  std::string setting = std::string(kWorkerVariable) + "=" + std::to_string(sv[1]) + ":" +
+                        std::to_string(gpu);
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, kWorkerVariable, std::strlen(kWorkerVariable)) != 0) env.push_back(*e);
+  env.push_back(setting.data());
+  env.push_back(nullptr);
+  char name[] = "ktune-gpu-worker";
+  char* argv[] = {name, nullptr};
   std::fflush(nullptr);  // nothing buffered may be written twice
   pid_t child = ::fork();
   if (child < 0) {
@@ -70,11 +109,12 @@ Ready fork_worker(int gpu, double timeout_s, pid_t& pid, int& fd) {
     return failure(std::string("fork: ") + std::strerror(errno));
   }
   if (child == 0) {
-    ::close(sv[0]);
+    ::fcntl(sv[1], F_SETFD, 0);          // this end survives exec
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the tuning process
     ::signal(SIGINT, SIG_IGN);           // Ctrl-C is the parent's to handle
     ::signal(SIGPIPE, SIG_IGN);
-    worker_main(sv[1], gpu);
+    ::execve(exe, argv, env.data());
+    ::_exit(127);
   }
   ::close(sv[1]);
   auto give_up = [&](std::string why) {

@@ -50,11 +50,11 @@ Spec load_spec_text(const std::string& text, const std::string& path, Spec::Form
 
 Spec load_spec(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw Error::bad_input("spec file '" + path + "' does not exist");
+  if (!std::filesystem::is_regular_file(path, ec)) throw Error::bad_input("spec file does not exist", SourceLocation{path});
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
-  if (!in && !in.eof()) throw Error::bad_input("cannot read spec file '" + path + "'");
+  if (!in && !in.eof()) throw Error::bad_input("cannot read the spec file", SourceLocation{path});
   std::string text = s.str();
   std::string ext = std::filesystem::path(path).extension().string();
   size_t first = text.find_first_not_of(" \t\r\n");
