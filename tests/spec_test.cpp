@@ -213,6 +213,7 @@ TEST(SpecYaml, MetricsUseTimeParametersConstantsAndEarlierMetrics) {
   EXPECT_DOUBLE_EQ(*s.objective_value(c, 2.0), *m[1]);
   auto zero = s.evaluate_metrics(c, 0.0);  // division by zero: absent, not a crash
   EXPECT_FALSE(zero[0].has_value());
+  EXPECT_FALSE(zero[2].has_value());  // built on an absent metric
   EXPECT_FALSE(s.objective_value(c, 0.0).has_value());
 }
 

@@ -3,8 +3,8 @@
 // DeviceInfo is a plain record filled from the driver (and NVML where
 // available); printing it as JSON or a table is the command line's business.
 // query_device() needs a Ready driver and so initialises CUDA in the calling
-// process: a process that forks GPU workers lists devices through
-// probe_devices() (tuner/evaluator.h) instead, which asks a worker.
+// process; probe_devices() (tuner/evaluator.h) asks a worker instead and
+// leaves the calling process CUDA-free.
 #pragma once
 
 #include <cstdint>

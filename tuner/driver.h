@@ -7,9 +7,8 @@
 // cuInit. A missing library is a normal, reported state (DriverState::NoDriver),
 // never a crash.
 //
-// REQUIRES: a process that forks GPU workers (tuner/evaluator.h) must never call
-// cuda_driver() itself: a CUDA context does not survive fork(). Only the worker
-// child and single-shot tools touch the driver.
+// The tuning process itself never calls cuda_driver(): kernels run in worker
+// processes (tuner/evaluator.h), so a crash or a lost context costs a worker.
 //
 // Every driver call is checked with check(), which throws CudaError naming the
 // call, the error's name and its description. The RAII types below own one

@@ -2,9 +2,13 @@
 //
 // The tuning loop hands it one Job per configuration and gets a Result back:
 // ok with timings, or invalid / runtime_error / wrong_result / timeout with a
-// reason. Kernels run in a worker child (tuner/worker.h) forked before this
-// process touches CUDA; this process never initialises CUDA itself, which is
-// what lets it fork a fresh worker after a crash. A hang is caught by a
+// reason. Kernels run in a worker child (tuner/worker.h): a fresh exec of
+// this same program, which turns into a worker before main() when it finds
+// KTUNE_GPU_WORKER in its environment. Exec, not a bare fork, because this
+// process may hold CUDA driver state without asking for it (NVRTC loads
+// libcuda and calls cuInit), and a forked copy of that state cannot cuInit.
+// So every program that links the engine is its own worker binary, and this
+// process need never touch CUDA. A hang is caught by a
 // deadline on each batch of launches: Job::timeout_s, else
 // max(min_timeout_s, timeout_factor x the best per-launch time so far x the
 // batch size), or first_timeout_s before anything has been timed. A worker
@@ -16,8 +20,8 @@
 // (the worker is killed) and reported as Status::Interrupted; otherwise the
 // job finishes normally and the caller checks its own flag afterwards.
 //
-// Not thread-safe: one evaluate() at a time. Create it before starting
-// threads where possible (fork copies only the calling thread).
+// Not thread-safe: one evaluate() at a time. The worker is killed when the
+// thread that started it exits (PR_SET_PDEATHSIG): use it from one long-lived thread.
 #pragma once
 
 #include <sys/types.h>

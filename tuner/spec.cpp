@@ -246,12 +246,12 @@ std::vector<std::optional<double>> Spec::evaluate_metrics(const std::vector<Valu
     std::optional<double> r;
     try {
       Value v = m.expr.code.eval(slots);
-      if (v.is_number()) r = v.as_float();
+      if (v.is_number() && !std::isnan(v.as_float())) r = v.as_float();
     } catch (const Error&) {
       // a metric that cannot be evaluated for this configuration is simply absent
     }
     out.push_back(r);
-    slots.push_back(r ? Value(*r) : Value(std::nan("")));
+    slots.push_back(Value(r.value_or(std::nan(""))));  // NaN: metrics built on an absent one are absent too
   }
   return out;
 }

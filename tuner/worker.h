@@ -1,7 +1,7 @@
 // The GPU worker: the child process that owns the CUDA context.
 //
-// worker_main() runs in a child forked by GpuEvaluator (tuner/evaluator.h)
-// before the parent has touched CUDA. It loads the driver, opens one GPU, says
+// worker_main() runs in a process GpuEvaluator (tuner/evaluator.h) started
+// by fork + exec of the same program. It loads the driver, opens one GPU, says
 // Ready, then serves Jobs one at a time: load the cubin, check the launch
 // against the device, upload arguments (once per distinct argument list), run
 // once to verify or capture outputs, measure, read NVML. Every failure of a
