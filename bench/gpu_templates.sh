@@ -7,7 +7,8 @@
 #
 # BIN_DIR holds `ktune` and `limits` (build/ and build/bench/ of a normal build).
 # Every measurement goes to OUT_DIR/ktune.db; each template's summary to
-# OUT_DIR/<template>.json. MAX_FEVALS 0 = exhaustive.
+# OUT_DIR/<template>.json. MAX_FEVALS 0 = exhaustive. An existing OUT_DIR/ktune.db
+# is resumed: configurations it already holds are not measured again.
 set -u
 BIN=$1; OUT=$2; STRATEGY=$3; FEVALS=$4; shift 4
 export KTUNE_CACHE_DIR=${KTUNE_CACHE_DIR:-/tmp/ktune-cache}
@@ -19,8 +20,7 @@ if [ -x "$BIN/limits" ] && [ ! -f "$OUT/limits.txt" ]; then
 fi
 for t in "$@"; do
   spec=templates/$t/$t.yaml
-  budget=""
-  [ "$FEVALS" != 0 ] && budget="--max-fevals $FEVALS"
+  budget="--max-fevals $FEVALS"  # 0 overrides the spec's own budget: exhaustive
   start=$(date +%s)
   timeout "${KTUNE_TEMPLATE_TIMEOUT:-600}" "$BIN/ktune" tune "$spec" --strategy "$STRATEGY" $budget --db "$OUT/ktune.db" --json > "$OUT/$t.json" 2> "$OUT/$t.err"
   rc=$?
