@@ -1,0 +1,153 @@
+// End-to-end tests of the `ktune` binary on the CPU: exit statuses, JSON
+// output, and the whole tuning loop replaying measurements recorded on an H100
+// (examples/data), including resume and the strategy comparison.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Ran {
+  int status = -1;
+  std::string out;
+};
+
+// Runs ktune with `args` (a shell-quoted string), stdout captured, stderr merged when asked.
+Ran ktune(const std::string& args, bool merge_stderr = false) {
+  const std::string cmd = std::string(KTUNE_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  Ran r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+const std::string kRoot = fs::path(KTUNE_TESTS_DIR).parent_path().string();
+const std::string kVecSpec = kRoot + "/templates/vector_add/vector_add.yaml";
+const std::string kVecData = kRoot + "/examples/data/vector_add_h100.json";
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ktune-cli-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    db_ = (dir_ / "t.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+  std::string db_;
+};
+
+TEST_F(Cli, SpaceReportsExactCountsAsJson) {
+  Ran r = ktune("space " + kVecSpec + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cartesian"].get<uint64_t>(), 300u);
+  EXPECT_EQ(j["valid"].get<uint64_t>(), 246u);
+}
+
+TEST_F(Cli, BadInputExitsTwoWithFileLineAndColumn) {
+  const fs::path spec = dir_ / "bad.yaml";
+  std::FILE* f = std::fopen(spec.c_str(), "w");
+  std::fputs("kernel: {name: k, source: k.cu}\nproblem_size: [64]\ntune_params:\n  x: [1, 2]\nrestrictions:\n  - x * y > 1\n", f);
+  std::fclose(f);
+  std::FILE* k = std::fopen((dir_ / "k.cu").c_str(), "w");
+  std::fputs("extern \"C\" __global__ void k() {}\n", k);
+  std::fclose(k);
+  Ran r = ktune("space " + spec.string(), true);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("bad.yaml:6:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("'y'"), std::string::npos) << r.out;
+  EXPECT_EQ(ktune("space --no-such-option " + spec.string()).status, 2);
+  EXPECT_EQ(ktune("space " + (dir_ / "missing.yaml").string()).status, 2);
+}
+
+TEST_F(Cli, ReplayTunesFromRecordedH100DataAndSaysSo) {
+  Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 40 --seed 3 --db " + db_, true);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("REPLAY"), std::string::npos);
+  EXPECT_NE(r.out.find("NVIDIA H100"), std::string::npos);
+  Ran best = ktune("best --json --db " + db_);
+  ASSERT_EQ(best.status, 0) << best.out;
+  auto j = nlohmann::json::parse(best.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["kernel"], "vector_add");
+  Ran all = ktune("results --json --db " + db_);
+  EXPECT_EQ(nlohmann::json::parse(all.out).size(), 40u);
+}
+
+TEST_F(Cli, ResumeReusesMeasuredConfigurationsAndNeverStoresTwice) {
+  ASSERT_EQ(ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 30 --db " + db_).status, 0);
+  Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 50 --json --db " + db_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["resumed"].get<int>(), 30);
+  EXPECT_EQ(j["evaluations"].get<int>(), 20);
+  EXPECT_TRUE(j["replay"].get<bool>());
+  EXPECT_EQ(nlohmann::json::parse(ktune("results --json --db " + db_).out).size(), 50u);
+}
+
+TEST_F(Cli, ReplayFindsTheRecordedOptimumExhaustively) {
+  Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --strategy brute_force --max-fevals 0 --json --db " + db_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["evaluations"].get<int>(), 246);
+  EXPECT_EQ(j["stop"], "space_exhausted");
+  EXPECT_DOUBLE_EQ(j["best"][0]["ratio_to_best"].get<double>(), 1.0);
+}
+
+TEST_F(Cli, ImportExportImportKeepsEveryRecord) {
+  ASSERT_EQ(ktune("import " + kVecData + " --db " + db_).status, 0);
+  const std::string out = (dir_ / "out.json").string();
+  ASSERT_EQ(ktune("export --format kernel-tuner --kernel vector_add -o " + out + " --db " + db_).status, 0);
+  const std::string db2 = (dir_ / "t2.db").string();
+  Ran r = ktune("import " + out + " --json --db " + db2);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)[0]["inserted"].get<int>(), 246);
+  EXPECT_EQ(ktune("export --format t4 --kernel nope -o x --db " + db_).status, 2);
+}
+
+TEST_F(Cli, StrategyComparisonReportsJsonAndPlot) {
+  const std::string svg = (dir_ / "p.svg").string();
+  Ran r = ktune("strategies compare " + kVecSpec + " --simulate " + kVecData +
+                " --strategies random_sample,greedy_ils --runs 4 --max-fevals 40 --json --plot " + svg);
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.contains("optimum"));
+  ASSERT_EQ(j["strategies"].size(), 2u);
+  EXPECT_TRUE(j["strategies"][0].contains("p_score"));
+  EXPECT_TRUE(j["strategies"][0]["evals_to_fraction"].contains("0.95"));
+  EXPECT_TRUE(fs::exists(svg));
+  EXPECT_EQ(ktune("strategies compare " + kVecSpec + " --simulate " + kVecData + " --strategies nope").status, 2);
+}
+
+TEST_F(Cli, CompileWorksWithoutAGpu) {
+  Ran r = ktune("compile " + kVecSpec + " --arch sm_80 --sample 2 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["configurations"].size(), 2u);
+  EXPECT_EQ(j["configurations"][0]["status"], "ok");
+  EXPECT_GT(j["configurations"][0]["registers"].get<int>(), 0);
+}
+
+TEST_F(Cli, DevicesWithoutADriverIsANormalCondition) {
+  Ran r = ktune("devices --json");
+  auto j = nlohmann::json::parse(r.out);
+  if (j["driver"] == "ready") GTEST_SKIP() << "a CUDA driver is present";
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(j["driver"], "no CUDA driver");
+}
+
+}  // namespace
