@@ -4,11 +4,13 @@ namespace ktune {
 
 std::string SourceLocation::str() const {
   std::string s = file;
+  // Appended piece by piece: `"literal" + std::string` trips GCC 12's false
+  // -Wrestrict positive (PR 105329).
   if (line > 0) {
-    s += (s.empty() ? "line " : ":") + std::to_string(line);
-    if (column > 0) s += ":" + std::to_string(column);
+    s.append(s.empty() ? "line " : ":").append(std::to_string(line));
+    if (column > 0) s.append(":").append(std::to_string(column));
   } else if (column > 0) {
-    s += (s.empty() ? "column " : ":col ") + std::to_string(column);
+    s.append(s.empty() ? "column " : ":col ").append(std::to_string(column));
   }
   return s;
 }

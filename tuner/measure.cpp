@@ -10,8 +10,9 @@ namespace {
 constexpr std::uint32_t kDefaultSmemLimit = 48 * 1024;
 
 std::string dims(const std::array<std::uint32_t, 3>& d) {
-  return "(" + std::to_string(d[0]) + "," + std::to_string(d[1]) + "," + std::to_string(d[2]) +
-         ")";
+  std::string s = "(";  // appended, not "(" + ...: GCC 12 false -Wrestrict (PR 105329)
+  s.append(std::to_string(d[0])).append(",").append(std::to_string(d[1])).append(",");
+  return s.append(std::to_string(d[2])).append(")");
 }
 
 int func_attribute(const CudaApi& api, CUfunction fn, CUfunction_attribute attr,

@@ -27,7 +27,7 @@ void check_fill_keys(const Doc& a, ArgFill::Kind k) {
       {"generator", ArgFill::Kind::Generator}, {"path", ArgFill::Kind::File}};
   for (const auto& [key, owner] : owners)
     if (a.find(key) && owner != k)
-      fail(a.key_location(key), "'" + std::string(key) + "' only applies to fill: " + fill_kind_name(owner));
+      fail(a.key_location(key), std::string("'").append(key).append("' only applies to fill: ").append(fill_kind_name(owner)));
 }
 
 void read_fill(const Doc& a, Argument& arg, Draft& draft) {
@@ -92,7 +92,7 @@ Argument read_argument(const Doc& a, Draft& draft) {
   read_access(a, arg);
   if (!arg.pointer) {
     for (const char* k : {"size", "fill", "seed", "range", "start", "step", "generator", "path", "output", "access"})
-      if (a.find(k)) fail(a.key_location(k), "'" + std::string(k) + "' applies to buffers (type ending in *), not scalars");
+      if (a.find(k)) fail(a.key_location(k), std::string("'").append(k).append("' applies to buffers (type ending in *), not scalars"));
     const Doc& v = required(a, "value", "scalar argument '" + arg.name + "'");
     arg.value = coerce_to_elem(eval_constant(need_expression(v, "value"), draft.spec), arg.type, v.where, "value");
     return arg;
