@@ -45,6 +45,15 @@ std::string keyed(const std::vector<std::pair<K, Spread>>& items) {
   return out + "}";
 }
 
+// {"0.9": median, ...}: the shape the command's contract promises (null = not reached).
+std::string medians(const std::vector<std::pair<double, Spread>>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i)
+    out.append(i ? "," : "").append(quoted(Value(items[i].first).str())).append(":").append(
+        number(items[i].second.median));
+  return out + "}";
+}
+
 }  // namespace
 
 std::string to_json(const CompareResult& r) {
@@ -57,7 +66,8 @@ std::string to_json(const CompareResult& r) {
     if (i) o << ",";
     o << "{\"name\":" << quoted(s.name) << ",\"p_score\":" << number(s.p_score)
       << ",\"p_score_runs\":" << spread(s.p_score_runs) << ",\"max_evals_used\":" << s.max_evals_used
-      << ",\"evals_to_fraction\":" << keyed(s.evals_to_fraction)
+      << ",\"evals_to_fraction\":" << medians(s.evals_to_fraction)
+      << ",\"evals_to_fraction_spread\":" << keyed(s.evals_to_fraction)
       << ",\"fraction_at_budget\":" << keyed(std::vector<std::pair<int64_t, Spread>>(
                                            s.fraction_at_budget.begin(), s.fraction_at_budget.end()))
       << ",\"fraction_at_time\":" << keyed(s.fraction_at_time) << ",\"median_curve\":[";

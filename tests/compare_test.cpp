@@ -151,7 +151,7 @@ TEST(Compare, JsonAndSvg) {
   o.max_fevals = 20;
   CompareResult r = compare(space, line_table(false), {{"brute_force", {}, ""}, {"random_sample", {}, "rs <&>"}}, o);
   const std::string json = to_json(r);
-  for (const char* key : {"\"optimum\":1.0", "\"evals_to_fraction\":{\"0.9\":{\"median\":null", "\"p_score\":",
+  for (const char* key : {"\"optimum\":1.0", "\"evals_to_fraction\":{\"0.9\":null", "\"evals_to_fraction_spread\":{\"0.9\":{\"median\":null", "\"p_score\":",
                           "\"fraction_at_budget\":{\"10\":", "\"max_evals_used\":20", "\"name\":\"rs <&>\""})
     EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
   const std::string svg = svg_plot(r, "line");
