@@ -1,0 +1,64 @@
+// Every template in templates/ is a valid spec, and a sample of its
+// configurations (the first valid one plus random ones) compiles through NVRTC
+// for sm_80 and sm_90 without a GPU, with no register spills. The reference
+// kernel of each compiles too.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "tuner/compiler.h"
+#include "tuner/kernel_build.h"
+#include "tuner/spec.h"
+
+namespace ktune {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> template_specs() {
+  std::vector<std::string> out;
+  for (const auto& d : fs::directory_iterator(KTUNE_TEMPLATES_DIR))
+    if (d.is_directory() && fs::exists(d.path() / (d.path().filename().string() + ".yaml")))
+      out.push_back((d.path() / (d.path().filename().string() + ".yaml")).string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class Template : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Template, SpecLoadsAndASampleCompilesForSm80AndSm90) {
+  const Spec spec = load_spec(GetParam());
+  const SearchSpace& space = spec.space();
+  ASSERT_GT(space.count_valid(), 0u);
+  std::mt19937_64 rng(7);
+  std::vector<Config> sample = space.sample(2, rng, true);
+  sample.insert(sample.begin(), space.at(0));
+  CompilerOptions co;
+  co.cache_dir = fs::temp_directory_path() / ("ktune-templates-test-" + std::to_string(::getpid()));
+  const Compiler compiler(co);
+  for (int sm : {80, 90}) {
+    for (const Config& c : sample) {
+      const auto values = space.values(c);
+      const LaunchResult geo = spec.geometry(values);
+      ASSERT_TRUE(geo.ok()) << space.key(c) << ": " << geo.error;
+      const CompileResult r = compiler.compile(make_compile_request(spec, values, *geo.launch, Arch(sm)));
+      ASSERT_TRUE(r.ok) << spec.kernel.name << " " << space.key(c) << " sm_" << sm << ":\n" << r.log;
+      EXPECT_GT(r.resources.registers, 0);
+      EXPECT_LE(std::max(r.resources.spill_store_bytes, 0), 0) << space.key(c) << " sm_" << sm << " spills";
+    }
+    if (spec.verify.mode == Verify::Mode::Reference) {
+      const auto values = space.values(sample[0]);
+      const CompileResult ref =
+          compiler.compile(make_reference_request(spec, values, *spec.geometry(values).launch, Arch(sm)));
+      EXPECT_TRUE(ref.ok) << spec.verify.kernel << ":\n" << ref.log;
+    }
+  }
+  fs::remove_all(co.cache_dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Templates, Template, ::testing::ValuesIn(template_specs()),
+                         [](const auto& info) { return fs::path(info.param).stem().string(); });
+
+}  // namespace
+}  // namespace ktune
