@@ -42,6 +42,7 @@ struct TuneOptions : ResultsOptions {
   bool force = false;
   bool cold = false;
   size_t batch = 0;
+  double timeout_s = 0;
   int top = 10;
 };
 
@@ -96,6 +97,7 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   GpuSessionOptions go;
   go.gpu = o.gpu;
   go.cold = o.cold;
+  go.timeout_s = o.timeout_s;
   go.interrupt = &g_interrupted;
   return std::make_unique<GpuSession>(spec, go);
 }
@@ -219,6 +221,9 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--simulate", o->simulate, "replay recorded measurements: a ktune database or Kernel Tuner cache");
   sub->add_flag("--force", o->force, "measure again what the database already holds");
   sub->add_flag("--cold", o->cold, "flush the L2 cache before every sample");
+  sub->add_option("--timeout", o->timeout_s,
+                  "seconds a launch batch may take before the kernel counts as hung "
+                  "(default: from the best time so far, at least 1 s; 10 s before any timing)");
   sub->add_option("--batch", o->batch, "configurations per strategy proposal (default 8 on a GPU, 1 in replay)");
   sub->add_option("--top", o->top, "rows in the final table")->capture_default_str();
   sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
