@@ -3,7 +3,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <limits>
+#include <thread>
+#include <vector>
 
 namespace ktune::gpu {
 namespace {
@@ -30,17 +33,44 @@ struct Worst {
   Mismatch m;
 };
 
-void compare_buffer(const HostBuffer& got, const HostBuffer& want, const Tolerance& tol,
-                    Worst& worst) {
-  const std::size_t n = want.count(), size = elem_size(want.type);
+// NaN test on the raw bits, so identical elements need no conversion.
+bool nan_bits(ElemType type, const std::uint8_t* p) {
+  switch (type) {
+    case ElemType::F32: {
+      std::uint32_t u;
+      std::memcpy(&u, p, 4);
+      return (u & 0x7fffffffu) > 0x7f800000u;
+    }
+    case ElemType::F64: {
+      std::uint64_t u;
+      std::memcpy(&u, p, 8);
+      return (u & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
+    }
+    case ElemType::F16: {
+      std::uint16_t u;
+      std::memcpy(&u, p, 2);
+      return (u & 0x7fffu) > 0x7c00u;
+    }
+    case ElemType::BF16: {
+      std::uint16_t u;
+      std::memcpy(&u, p, 2);
+      return (u & 0x7fffu) > 0x7f80u;
+    }
+    default: return false;
+  }
+}
+
+// Elements [begin, end) of one buffer. Bit-identical elements pass outright
+// (exact integers past 2^53 included), except NaN, which is never right even
+// when the reference holds NaN too; only the rest are converted and scored.
+void compare_range(const HostBuffer& got, const HostBuffer& want, const Tolerance& tol, std::size_t begin,
+                   std::size_t end, Worst& worst) {
+  const std::size_t size = elem_size(want.type);
   const bool integer = !is_float(want.type);
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = begin; i < end; ++i) {
     const std::uint8_t* a = got.bytes.data() + i * size;
     const std::uint8_t* b = want.bytes.data() + i * size;
-    // Identical bits pass outright (exact integers past 2^53 included), except
-    // NaN, which is never right even when the reference holds NaN too.
-    if (std::memcmp(a, b, size) == 0 && (integer || !std::isnan(element_value(want.type, b, 0))))
-      continue;
+    if (std::memcmp(a, b, size) == 0 && (integer || !nan_bits(want.type, b))) continue;
     double g = element_value(got.type, a, 0), e = element_value(want.type, b, 0);
     double s = integer && g == e ? std::numeric_limits<double>::max() : excess(g, e, tol);
     if (s <= 1.0) continue;
@@ -51,6 +81,31 @@ void compare_buffer(const HostBuffer& got, const HostBuffer& want, const Toleran
       worst.m.index = i;
       worst.m.got = g;
       worst.m.expected = e;
+    }
+  }
+}
+
+// Large outputs (hundreds of MB per configuration) are compared on several
+// threads: verification was most of the tuner's time per configuration. The
+// merge keeps the sequential result: the highest score, the lowest index on ties.
+void compare_buffer(const HostBuffer& got, const HostBuffer& want, const Tolerance& tol, Worst& worst) {
+  const std::size_t n = want.count();
+  const unsigned threads = n < (1u << 20) ? 1u : std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<Worst> part(threads);
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    const std::size_t b = n * t / threads, e = n * (t + 1) / threads;
+    if (t + 1 == threads) compare_range(got, want, tol, b, e, part[t]);
+    else pool.emplace_back([&, b, e, t] { compare_range(got, want, tol, b, e, part[t]); });
+  }
+  for (auto& th : pool) th.join();
+  for (const Worst& w : part) {
+    worst.m.failed_elements += w.m.failed_elements;
+    if (w.score > worst.score) {
+      const std::uint64_t failed = worst.m.failed_elements;
+      worst.score = w.score;
+      worst.m = w.m;
+      worst.m.failed_elements = failed;
     }
   }
 }
