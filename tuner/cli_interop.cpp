@@ -1,9 +1,11 @@
 // `ktune import FILE` and `ktune export --format ... -o PATH`: results in and
-// out of Kernel Tuner cache files and T4 files.
+// out of Kernel Tuner cache files and T4 files, and out as deployment formats
+// (C++ header, ktune JSON, Kernel Launcher wisdom; db/deploy_export.h).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 
+#include "db/deploy_export.h"
 #include "db/interchange.h"
 #include "db/store.h"
 #include "search/error.h"
@@ -20,6 +22,8 @@ struct ImportOptions : ResultsOptions {
 struct ExportOptions : ResultsOptions {
   std::string format;
   std::string output;
+  std::string header_namespace = "ktune_tuned";
+  bool kernel_tuner_defines = false;
 };
 
 int run_import(const ImportOptions& o) {
@@ -48,9 +52,34 @@ int run_import(const ImportOptions& o) {
   return 0;
 }
 
+// Best configurations of every matching kernel, for deployment.
+int run_deploy_export(const ExportOptions& o, db::DeployFormat format) {
+  db::StoreOptions so;
+  so.read_only = true;
+  db::Store store(o.resolved_db(), so);
+  db::Filter f;
+  f.kernel = o.kernel;
+  f.device = o.device;
+  db::DeployOptions dopt;
+  dopt.header_namespace = o.header_namespace;
+  dopt.kernel_tuner_defines = o.kernel_tuner_defines;
+  const db::DeploySummary s = db::export_deploy(store, f, format, o.output, dopt);
+  if (o.json) {
+    std::cout << Json{{"path", o.output}, {"format", o.format}, {"kernels", s.kernels}, {"entries", s.entries},
+                      {"files", s.files}}.dump(2)
+              << '\n';
+  } else {
+    std::cout << "wrote the best of " << s.kernels << " kernel(s), " << s.entries << " device/problem-size entries, to "
+              << o.output << " (" << o.format << ")\n";
+  }
+  return 0;
+}
+
 int run_export(const ExportOptions& o) {
+  if (auto deploy = db::deploy_format_from_string(o.format)) return run_deploy_export(o, *deploy);
   auto fmt = db::export_format_from_string(o.format);
-  if (!fmt) throw Error::bad_input("--format: '" + o.format + "' is not one of kernel-tuner, t4");
+  if (!fmt)
+    throw Error::bad_input("--format: '" + o.format + "' is not one of kernel-tuner, t4, header, json, wisdom");
   db::StoreOptions so;
   so.read_only = true;
   db::Store store(o.resolved_db(), so);
@@ -81,9 +110,12 @@ void add_interop_commands(CLI::App& app, CommandResult& result) {
   imp->callback([i, &result] { result.exit_status = run_import(*i); });
 
   auto e = std::make_shared<ExportOptions>();
-  CLI::App* exp = app.add_subcommand("export", "Export results as a Kernel Tuner cache file or T4");
-  exp->add_option("--format", e->format, "kernel-tuner or t4")->required();
-  exp->add_option("-o,--output", e->output, "output file")->required();
+  CLI::App* exp = app.add_subcommand("export", "Export results (Kernel Tuner cache, T4) or the best configurations (C++ header, JSON, wisdom)");
+  exp->add_option("--format", e->format, "kernel-tuner, t4, header, json or wisdom")->required();
+  exp->add_option("-o,--output", e->output, "output file (for wisdom: a directory)")->required();
+  exp->add_option("--namespace", e->header_namespace, "header: the enclosing namespace (default ktune_tuned)");
+  exp->add_flag("--kernel-tuner-defines", e->kernel_tuner_defines,
+                "header: also write Kernel Tuner's #if defined(TARGET_<device>) #define blocks");
   exp->add_option("--db", e->db, "results database (default $KTUNE_DB, else ./ktune.db)");
   exp->add_option("--kernel", e->kernel, "kernel name");
   exp->add_option("--device", e->device, "device name");

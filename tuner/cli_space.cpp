@@ -36,6 +36,7 @@ std::string abbreviated_values(const Parameter& p) {
 
 int run_space(const SpaceOptions& o) {
   const Spec spec = load_spec(o.spec);
+  for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   const SearchSpace& space = spec.space();
   const auto t0 = std::chrono::steady_clock::now();
   const uint64_t valid = space.count_valid();

@@ -127,6 +127,7 @@ StrategyContext strategy_context(const Spec& spec, const TuneOptions& o, ReplayE
 
 int run_tune(const TuneOptions& o) {
   const Spec spec = load_spec(o.spec);
+  for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
   const SearchSpace& space = spec.space();
   const std::string strategy = !o.strategy.empty() ? o.strategy

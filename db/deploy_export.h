@@ -1,0 +1,86 @@
+// Deployment exports: the best configurations in the Store, shaped for use
+// outside ktune — ktune's own JSON, Kernel Launcher wisdom files and a C++17
+// header (export_header.h).
+//
+// collect_deploy() gathers Store::best() over a filter into one DeployKernel
+// per kernel name. Kernel records of one name (several spec hashes) are merged
+// when their parameter names agree; rows under a differing parameter list are
+// left out (the newest kernel record's list wins), since one exported Config
+// type cannot describe both. When two records answer for the same
+// (device, problem size), the faster wins. Everything is sorted (kernels by
+// name, entries by device name then problem size), so the same database always
+// gives the same bytes.
+//
+// Errors: export_deploy() throws Error::bad_input for unknown kernels/devices
+// (via Store::require_known) and Error::failed when nothing matched.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/store.h"
+
+namespace ktune::db {
+
+struct DeployEntry {
+  std::string device{};
+  int compute_capability = 0;  // major*10+minor; 0 = unknown
+  ProblemSize problem_size{};  // canonical; empty = unknown
+  std::vector<Value> config{};
+  double time_ms = 0;
+  std::string timestamp{};
+  std::optional<int64_t> run_id{};
+  std::string config_key{};    // Kernel Tuner's key of config
+};
+
+struct DeployKernel {
+  std::string name{};
+  std::vector<std::string> param_names{};
+  std::vector<ValueType> param_types{};
+  std::vector<DeployEntry> entries{};  // best per (device, problem size)
+};
+
+// Product of the extents; 0 for an unknown size.
+int64_t problem_size_total(const ProblemSize& ps);
+
+std::vector<DeployKernel> collect_deploy(Store& store, const Filter& f);
+
+// Per (compute capability, problem size): the fastest among that
+// architecture's devices. Entries with an unknown compute capability are left
+// out. Sorted by compute capability, then problem size.
+std::vector<DeployEntry> best_per_arch(const DeployKernel& k);
+// The configuration that is best for the most (device, problem size) pairs;
+// ties go to the smaller config key. REQUIRES: !k.entries.empty().
+const DeployEntry& most_often_winner(const DeployKernel& k);
+
+// {"kernels":[{"name","parameters","entries":[...]}]} (docs/database.md).
+std::string deploy_json(const std::vector<DeployKernel>& kernels);
+
+// Kernel Launcher wisdom file name for a key: [^0-9A-Za-z_.-] -> '_' + ".wisdom".
+std::string wisdom_file_name(const std::string& key);
+// The text of one kernel's wisdom file (JSON lines, formats.md section 4).
+// devices supplies driver/NVRTC versions where the store knows them.
+std::string wisdom_text(const DeployKernel& k, const std::vector<DeviceRow>& devices);
+
+enum class DeployFormat { Header, Json, Wisdom };
+// "header" / "json" / "wisdom"; std::nullopt otherwise.
+std::optional<DeployFormat> deploy_format_from_string(const std::string& s);
+
+struct DeployOptions {
+  std::string header_namespace = "ktune_tuned";
+  bool kernel_tuner_defines = false;
+};
+
+struct DeploySummary {
+  size_t kernels = 0;
+  size_t entries = 0;
+  std::vector<std::string> files{};  // what was written
+};
+
+// Writes path (a file; for Wisdom a directory, created when missing).
+DeploySummary export_deploy(Store& store, const Filter& f, DeployFormat format, const std::string& path,
+                            const DeployOptions& options = {});
+
+}  // namespace ktune::db
