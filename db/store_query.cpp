@@ -177,7 +177,8 @@ std::vector<ResultRow> Store::select_rows(const std::string& from, const Filter&
   std::string sql = std::string(kRowColumns) + " FROM " + from + kJoins + " WHERE 1";
   if (!f.kernel.empty()) sql += " AND k.name = ?1";
   if (!f.device.empty()) sql += " AND d.name = ?2";
-  if (f.compute_capability) sql += " AND d.cc_major * 10 + d.cc_minor = ?3";
+  // A minor of 0 is stored as NULL ("unknown"), so sm_90 is major 9 with any NULL minor.
+  if (f.compute_capability) sql += " AND d.cc_major * 10 + COALESCE(d.cc_minor, 0) = ?3";
   if (f.problem_size) sql += " AND p.key = ?4";
   if (with_status && f.status) sql += " AND e.status = ?5";
   if (f.run_id) sql += " AND e.run_id = ?6";

@@ -188,6 +188,20 @@ TEST(Store, EvaluationRoundTripsAndResumeFinds) {
   EXPECT_THROW(s.add_evaluation(f.run, f.ids, wrong), Error);
 }
 
+TEST(Store, ArchitectureFilterMatchesMinorVersionZero) {
+  // sm_90 is stored as major 9 and an unknown (NULL) minor: --arch sm_90 must find it.
+  TempDir dir;
+  Store s(dir.file("k.db"));
+  SeriesIds ids;
+  ids.kernel_id = s.upsert_kernel(test_kernel());
+  ids.device_id = s.upsert_device({.name = "NVIDIA H100 80GB HBM3", .cc_major = 9, .cc_minor = 0});
+  ids.psize_id = s.upsert_problem_size({4096});
+  s.add_evaluation(s.begin_run({.strategy = "brute_force"}), ids, make_eval(256, 0.5));
+  EXPECT_EQ(s.best({.compute_capability = 90}).size(), 1u);
+  EXPECT_EQ(s.results({.compute_capability = 90}).size(), 1u);
+  EXPECT_EQ(s.results({.compute_capability = 86}).size(), 0u);
+}
+
 TEST(Store, BestPerSeriesAndQueries) {
   TempDir dir;
   Store s(dir.file("k.db"));
