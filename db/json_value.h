@@ -1,5 +1,5 @@
-// Internal to ktune_db: ktune::Value and Evaluation parts as JSON, the one
-// encoding shared by the store's JSON columns and the interchange formats.
+// ktune::Value and Evaluation parts as JSON, the one encoding shared by the
+// store's JSON columns, the interchange formats and the command line's --json.
 //
 // JSON keeps a value's type: 2 is an int, 2.0 a float, true a bool. Objects
 // are nlohmann::ordered_json so files keep their key order (parameter order).

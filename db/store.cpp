@@ -29,11 +29,9 @@ std::string parent_dir(const std::string& path) {
 // SQLite itself would happily treat some garbage as a hot journal target.
 void require_sqlite_magic(const std::string& path, const struct stat& st) {
   if (st.st_size == 0) return;
-  char head[16] = {};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error::bad_input("cannot read results database " + path + ": " + std::strerror(errno));
-  in.read(head, sizeof head);
-  if (in.gcount() != 16 || std::memcmp(head, "SQLite format 3", 16) != 0)
+  if (!std::ifstream(path, std::ios::binary))
+    throw Error::bad_input("cannot read results database " + path + ": " + std::strerror(errno));
+  if (!is_sqlite_file(path))
     throw Error::bad_input(path + " is not a SQLite database (not a ktune results database); refusing to touch it");
 }
 
@@ -60,6 +58,13 @@ std::string sqlite_uri(const std::string& path, bool immutable) {
 }
 
 }  // namespace
+
+bool is_sqlite_file(const std::string& path) {
+  char head[16] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(head, sizeof head);
+  return in.gcount() == 16 && std::memcmp(head, "SQLite format 3", 16) == 0;
+}
 
 Store::Store(std::string path, StoreOptions options) : path_(std::move(path)) {
   try {

@@ -87,6 +87,9 @@ struct DeviceRow {
   int64_t evaluations = 0;
 };
 
+// True when `path` starts with SQLite's 16-byte file header (a database file).
+bool is_sqlite_file(const std::string& path);
+
 class Store {
  public:
   // Throws Error (see the contract above).

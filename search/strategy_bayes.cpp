@@ -61,15 +61,7 @@ class BayesOpt final : public StrategyBase {
   // of the three best so far (where the optimum most likely is).
   std::vector<Config> candidate_pool() {
     std::vector<Config> pool = sample_unknown(candidates_);
-    ConfigSet in_pool(pool.begin(), pool.end());
-    std::vector<std::pair<double, const Config*>> ranked;
-    for (const auto& [c, s] : history())
-      if (s != kFailed) ranked.emplace_back(s, &c);
-    const size_t top = std::min<size_t>(3, ranked.size());
-    std::partial_sort(ranked.begin(), ranked.begin() + top, ranked.end());
-    for (size_t i = 0; i < top; ++i)
-      for (Config& n : unknown_neighbours(*ranked[i].second, NeighbourKind::Hamming))
-        if (in_pool.insert(n).second) pool.push_back(std::move(n));
+    add_neighbours_of_best(pool, 3);
     return pool;
   }
 

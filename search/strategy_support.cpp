@@ -137,6 +137,18 @@ std::vector<Config> StrategyBase::unknown_neighbours(const Config& c, NeighbourK
   return out;
 }
 
+void StrategyBase::add_neighbours_of_best(std::vector<Config>& pool, size_t k) {
+  ConfigSet in_pool(pool.begin(), pool.end());
+  std::vector<std::pair<double, const Config*>> ranked;
+  for (const auto& [c, s] : history())
+    if (s != kFailed) ranked.emplace_back(s, &c);
+  const size_t top = std::min(k, ranked.size());
+  std::partial_sort(ranked.begin(), ranked.begin() + top, ranked.end());
+  for (size_t i = 0; i < top; ++i)
+    for (Config& n : unknown_neighbours(*ranked[i].second, NeighbourKind::Hamming))
+      if (in_pool.insert(n).second) pool.push_back(std::move(n));
+}
+
 // -------------------------------------------------------------------- Geometry
 
 Geometry::Geometry(const SearchSpace& space) : space_(&space) {

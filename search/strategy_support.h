@@ -108,6 +108,9 @@ class StrategyBase : public Strategy {
   std::vector<Config> sample_unknown(size_t n);
   // Valid neighbours not known yet, shuffled.
   std::vector<Config> unknown_neighbours(const Config& c, NeighbourKind kind);
+  // Appends the unknown Hamming neighbours of the `k` best successful
+  // configurations (where the optimum most likely is) that are not in `pool` yet.
+  void add_neighbours_of_best(std::vector<Config>& pool, size_t k);
 
  private:
   std::vector<Config> scan_unknown(size_t n, const ConfigSet& exclude);

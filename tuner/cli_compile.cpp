@@ -83,14 +83,6 @@ void compile_all(const Spec& spec, const Arch& arch, std::vector<Row>& rows, uns
   bar.finish();
 }
 
-std::string first_error_line(const std::string& log) {
-  size_t at = log.find("error");
-  if (at == std::string::npos) at = 0;
-  size_t start = log.rfind('\n', at);
-  start = start == std::string::npos ? 0 : start + 1;
-  return log.substr(start, log.find('\n', start) - start);
-}
-
 void print_json(const Spec& spec, const Arch& arch, const std::vector<Row>& rows) {
   Json a = Json::array();
   for (const Row& r : rows) {
@@ -135,7 +127,7 @@ void print_table(const Spec& spec, const Arch& arch, const std::vector<Row>& row
     }
     const auto& res = r.result.resources;
     if (!r.result.ok) {
-      t.add({key, "FAILED", fixed(r.result.compile_ms, 1), "", "", "", "", "", first_error_line(r.result.log)});
+      t.add({key, "FAILED", fixed(r.result.compile_ms, 1), "", "", "", "", "", r.result.error_line()});
       continue;
     }
     const int spill = std::max(res.spill_store_bytes, 0) + std::max(res.spill_load_bytes, 0);

@@ -2,22 +2,11 @@
 
 #include <charconv>
 
+#include "db/json_value.h"
+
 namespace ktune::cli {
 
-Json to_json(const Value& v) {
-  switch (v.type()) {
-    case ValueType::Int: return v.as_int();
-    case ValueType::Float: return v.as_float();
-    case ValueType::Bool: return v.as_bool();
-    case ValueType::String: return v.as_string();
-    case ValueType::List: {
-      Json a = Json::array();
-      for (const Value& e : v.as_list()) a.push_back(to_json(e));
-      return a;
-    }
-  }
-  return nullptr;
-}
+Json to_json(const Value& v) { return db::detail::to_json(v); }
 
 Json big_integer_json(const std::string& decimal) {
   uint64_t n = 0;

@@ -8,6 +8,7 @@
 #include "search/error.h"
 #include "tuner/cli.h"
 #include "tuner/cli_json.h"
+#include "tuner/occupancy.h"
 #include "tuner/spec.h"
 #include "tuner/table.h"
 
@@ -44,16 +45,7 @@ db::Filter make_filter(const QueryOptions& o) {
   f.kernel = o.kernel;
   if (!o.spec.empty() && f.kernel.empty()) f.kernel = load_spec(o.spec).kernel.name;
   f.device = o.device;
-  if (!o.arch.empty()) {
-    std::string a = o.arch;
-    if (a.rfind("sm_", 0) == 0) a = a.substr(3);
-    while (!a.empty() && !std::isdigit(static_cast<unsigned char>(a.back()))) a.pop_back();
-    try {
-      f.compute_capability = std::stoi(a);
-    } catch (const std::exception&) {
-      throw Error::bad_input("--arch: expected sm_XX, got '" + o.arch + "'");
-    }
-  }
+  if (!o.arch.empty()) f.compute_capability = Arch::parse(o.arch).sm;
   if (!o.problem_size.empty()) {
     db::ProblemSize ps;
     std::string s = o.problem_size;

@@ -76,11 +76,7 @@ int run_compare(const CompareCliOptions& o) {
     auto c = space.config_of(e.config);
     if (!c) continue;
     TableEntry t;
-    if (e.status == db::Status::Ok && e.time_ms) {
-      if (spec.objective == "time") t.objective = *e.time_ms;
-      else if (auto it = e.metrics.find(spec.objective); it != e.metrics.end()) t.objective = it->second;
-      else t.objective = spec.objective_value(e.config, *e.time_ms);
-    }
+    t.objective = objective_of(spec, e);
     t.cost_s = ReplayEvaluator::recorded_cost_s(e);
     table[*c] = t;
   }

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <iostream>
 #include <memory>
@@ -46,16 +47,12 @@ struct TuneOptions : ResultsOptions {
   int top = 10;
 };
 
-double parse_duration(const std::string& s) {
-  static const std::pair<const char*, double> units[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}, {"", 1}};
-  for (const auto& [unit, scale] : units) {
-    const std::string u = unit;
-    if (s.size() < u.size() || s.compare(s.size() - u.size(), u.size(), u) != 0) continue;
-    const std::string num = s.substr(0, s.size() - u.size());
-    char* end = nullptr;
-    const double v = std::strtod(num.c_str(), &end);
-    if (!num.empty() && end && *end == 0 && v > 0) return v * scale;
-  }
+// A duration with a unit (spec.h's parse_duration), or plain seconds.
+double time_limit_seconds(const std::string& s) {
+  if (auto seconds = parse_duration(s)) return *seconds;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (!s.empty() && end && *end == 0 && v > 0 && std::isfinite(v)) return v;
   throw Error::bad_input("--time-limit: '" + s + "' is not a duration (e.g. 90, 90s, 10m, 1.5h)");
 }
 
@@ -83,13 +80,6 @@ std::string host_name() {
   char buf[256] = {};
   gethostname(buf, sizeof buf - 1);
   return buf;
-}
-
-std::optional<double> score_of(const Spec& spec, const db::Evaluation& e) {
-  if (e.status != db::Status::Ok || !e.time_ms) return std::nullopt;
-  if (spec.objective == "time") return *e.time_ms;
-  if (auto it = e.metrics.find(spec.objective); it != e.metrics.end()) return it->second;
-  return spec.objective_value(e.config, *e.time_ms);
 }
 
 std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o) {
@@ -136,7 +126,7 @@ int run_tune(const TuneOptions& o) {
   budget.max_fevals = o.max_fevals.value_or(spec.strategy.max_fevals.value_or(0));
   if (!o.max_fevals && spec.strategy.max_fraction)
     budget.max_fevals = std::max<uint64_t>(1, uint64_t(*spec.strategy.max_fraction * space.count_valid()));
-  budget.time_limit_s = o.time_limit.empty() ? spec.strategy.time_limit_s.value_or(0) : parse_duration(o.time_limit);
+  budget.time_limit_s = o.time_limit.empty() ? spec.strategy.time_limit_s.value_or(0) : time_limit_seconds(o.time_limit);
 
   db::Store store(o.resolved_db());  // opened for writing before anything is measured
   std::unique_ptr<ConfigEvaluator> evaluator = make_evaluator(spec, o);
@@ -175,7 +165,7 @@ int run_tune(const TuneOptions& o) {
     for (Measured& m : measured) {
       if (!m.missing) store.add_evaluation(run_id, ids, m.eval);
       report.add(m);
-      out.push_back({score_of(spec, m.eval), m.cost_s});
+      out.push_back({objective_of(spec, m.eval), m.cost_s});
     }
     if (g_interrupted) throw Error::failed("interrupted");
     return out;
@@ -184,7 +174,7 @@ int run_tune(const TuneOptions& o) {
   if (!o.force)
     for (auto& [key, e] : store.measured(ids))
       if (auto c = space.config_of(e.config)) {
-        layer.seed(*c, {score_of(spec, e), 0.0});
+        layer.seed(*c, {objective_of(spec, e), 0.0});
         report.add_resumed(e);
       }
 

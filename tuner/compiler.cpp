@@ -156,6 +156,14 @@ std::string CompileRequest::name_expression() const {
   return expr + ">";
 }
 
+std::string CompileResult::error_line() const {
+  size_t at = log.find("error");
+  if (at == std::string::npos) at = 0;
+  size_t start = log.rfind('\n', at);
+  start = start == std::string::npos ? 0 : start + 1;
+  return log.substr(start, log.find('\n', start) - start);
+}
+
 std::string compile_cache_key(const CompileRequest& request, const std::string& source) {
   Sha256 h;
   h.update_field(kKeySchema);

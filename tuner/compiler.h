@@ -58,6 +58,10 @@ struct CompileResult {
   std::string cache_key;     // 64 hex digits
   KernelResources resources;
   std::optional<Occupancy> occupancy;  // when block_threads > 0 and the arch is in the table
+
+  // The log's line holding the first "error" (the log's first line when none
+  // does; "" for an empty log): a one-line reason for tables and the database.
+  std::string error_line() const;
 };
 
 struct CompilerOptions {

@@ -15,6 +15,7 @@
 
 #include "db/record.h"
 #include "search/value.h"
+#include "tuner/spec.h"
 
 namespace ktune {
 
@@ -26,6 +27,11 @@ struct Measured {
   // Replay only: the configuration is not in the recorded data.
   bool missing = false;
 };
+
+// The spec's objective for a stored or fresh evaluation: its time, the
+// recorded metric of that name, else the metric computed from its time;
+// nullopt for a failed evaluation.
+std::optional<double> objective_of(const Spec& spec, const db::Evaluation& e);
 
 class ConfigEvaluator {
  public:

@@ -250,8 +250,8 @@ Measured GpuSession::run_one(const std::vector<Value>& config, const Compiled& c
   if (!compiled.result.ok) {
     e.status = db::Status::CompileError;
     e.log = compiled.result.log;
-    const size_t at = e.log.find("error");
-    e.reason = at == std::string::npos ? "compilation failed" : e.log.substr(at, e.log.find('\n', at) - at);
+    e.reason = compiled.result.error_line();
+    if (e.reason.empty()) e.reason = "compilation failed";
     return m;
   }
   e.registers = res.registers;

@@ -1,7 +1,6 @@
 #include "tuner/replay.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 
 #include "db/interchange.h"
@@ -10,13 +9,6 @@
 
 namespace ktune {
 namespace {
-
-bool is_sqlite_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char header[16] = {};
-  in.read(header, sizeof header);
-  return in.gcount() == 16 && std::string(header, 15) == "SQLite format 3";
-}
 
 std::string joined(const std::set<std::string>& names) {
   std::string s;
@@ -40,7 +32,7 @@ double ReplayEvaluator::recorded_cost_s(const db::Evaluation& e) {
 
 ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path, const std::string& device)
     : spec_(&spec), path_(data_path) {
-  if (is_sqlite_file(data_path)) {
+  if (db::is_sqlite_file(data_path)) {
     db::StoreOptions so;
     so.read_only = true;
     db::Store store(data_path, so);

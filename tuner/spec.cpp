@@ -3,6 +3,7 @@
 #include "tuner/spec.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -165,6 +166,18 @@ LaunchResult Spec::geometry(const std::vector<Value>& config) const {
 }
 
 // ---------------------------------------------------------------- literals
+
+std::optional<double> parse_duration(std::string_view text) {
+  static const std::pair<std::string_view, double> units[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}};
+  for (const auto& [unit, scale] : units) {
+    if (text.size() <= unit.size() || !text.ends_with(unit)) continue;
+    const std::string num(text.substr(0, text.size() - unit.size()));
+    char* end = nullptr;
+    const double v = std::strtod(num.c_str(), &end);
+    if (end && *end == 0 && v > 0 && std::isfinite(v)) return v * scale;
+  }
+  return std::nullopt;
+}
 
 std::string c_define_literal(const Value& v) {
   if (v.is_bool()) return v.as_bool() ? "1" : "0";

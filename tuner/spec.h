@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <vector>
@@ -195,6 +196,10 @@ Spec load_spec_text(const std::string& text, const std::string& path, Spec::Form
 
 // Throws Error::failed("no valid configuration: ...") when the space is empty.
 void require_valid_configurations(const Spec& spec);
+
+// A duration with a unit: "500ms", "90s", "10m", "1.5h" -> seconds; nullopt
+// for anything else (no unit, not positive, not finite).
+std::optional<double> parse_duration(std::string_view text);
 
 // C literal for -D: ints as is, floats with a decimal point or exponent,
 // bools 1/0, strings verbatim.

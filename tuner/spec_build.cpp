@@ -110,14 +110,7 @@ double need_duration(const Doc& d, std::string_view what) {
     return v;
   }
   const std::string& s = need_string(d, what);
-  static const std::pair<std::string_view, double> units[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}};
-  for (const auto& [unit, scale] : units) {
-    if (s.size() <= unit.size() || s.compare(s.size() - unit.size(), unit.size(), unit) != 0) continue;
-    std::string num = s.substr(0, s.size() - unit.size());
-    char* end = nullptr;
-    double v = std::strtod(num.c_str(), &end);
-    if (end && *end == 0 && !num.empty() && v > 0 && std::isfinite(v)) return v * scale;
-  }
+  if (auto seconds = parse_duration(s)) return *seconds;
   fail(d.where, std::string(what) + " '" + s + "' is not a duration (e.g. 90, \"90s\", \"10m\", \"1.5h\", \"500ms\")");
 }
 

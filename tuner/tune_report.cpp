@@ -13,13 +13,6 @@ namespace ktune {
 TuneReport::TuneReport(const Spec& spec, db::DeviceInfo device, bool replay, std::string source, bool interactive)
     : spec_(&spec), device_(std::move(device)), replay_(replay), source_(std::move(source)), interactive_(interactive) {}
 
-std::optional<double> TuneReport::score(const db::Evaluation& e) const {
-  if (e.status != db::Status::Ok || !e.time_ms) return std::nullopt;
-  if (spec_->objective == "time") return *e.time_ms;
-  if (auto it = e.metrics.find(spec_->objective); it != e.metrics.end()) return it->second;
-  return spec_->objective_value(e.config, *e.time_ms);
-}
-
 void TuneReport::add(const Measured& m) {
   if (m.missing) {
     ++missing_;
@@ -59,9 +52,9 @@ void TuneReport::progress(const TraceEntry& t) {
 std::vector<const db::Evaluation*> TuneReport::ranked() const {
   std::vector<const db::Evaluation*> r;
   for (const auto& e : evals_)
-    if (score(e)) r.push_back(&e);
+    if (objective_of(*spec_, e)) r.push_back(&e);
   const double sign = spec_->higher_is_better ? -1 : 1;
-  std::stable_sort(r.begin(), r.end(), [&](auto* a, auto* b) { return sign * *score(*a) < sign * *score(*b); });
+  std::stable_sort(r.begin(), r.end(), [&](auto* a, auto* b) { return sign * *objective_of(*spec_, *a) < sign * *objective_of(*spec_, *b); });
   // Within measurement noise the order is chance: prefer higher occupancy there.
   for (size_t i = 1; i < r.size(); ++i) {
     const db::Evaluation &a = *r[i - 1], &b = *r[i];
@@ -97,8 +90,8 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
     for (size_t i = 0; i < r.size() && i < static_cast<size_t>(top); ++i) {
       cli::Json c = cli::Json::object();
       for (size_t p = 0; p < params.size(); ++p) c[params[p].name] = cli::to_json(r[i]->config[p]);
-      cli::Json row = {{"config", c}, {"time_ms", *r[i]->time_ms}, {"objective", *score(*r[i])},
-                       {"ratio_to_best", *score(*r[0]) / *score(*r[i])}};
+      cli::Json row = {{"config", c}, {"time_ms", *r[i]->time_ms}, {"objective", *objective_of(*spec_, *r[i])},
+                       {"ratio_to_best", *objective_of(*spec_, *r[0]) / *objective_of(*spec_, *r[i])}};
       if (!r[i]->metrics.empty()) row["metrics"] = r[i]->metrics;
       if (auto it = confirmed_.find(db::config_key(r[i]->config)); it != confirmed_.end())
         row["confirmed_time_ms"] = it->second;
@@ -130,7 +123,7 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
       auto it = r[i]->metrics.find(m.name);
       row.push_back(it == r[i]->metrics.end() ? "-" : fixed(it->second, 1));
     }
-    const double ratio = spec_->higher_is_better ? *score(*r[i]) / *score(*r[0]) : *score(*r[0]) / *score(*r[i]);
+    const double ratio = spec_->higher_is_better ? *objective_of(*spec_, *r[i]) / *objective_of(*spec_, *r[0]) : *objective_of(*spec_, *r[0]) / *objective_of(*spec_, *r[i]);
     row.push_back(fixed(100 * ratio, 1) + "%");
     t.add(row);
   }

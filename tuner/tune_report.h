@@ -38,7 +38,6 @@ class TuneReport {
   bool any_ok() const { return ok_ > 0; }
 
  private:
-  std::optional<double> score(const db::Evaluation& e) const;
   std::vector<const db::Evaluation*> ranked() const;
 
   const Spec* spec_;
@@ -47,7 +46,6 @@ class TuneReport {
   std::string source_;
   bool interactive_;
   std::vector<db::Evaluation> evals_;
-  std::map<std::string, std::string> status_counts_;
   std::map<std::string, int> counts_;
   std::map<std::string, double> confirmed_;  // config key -> re-measured median
   size_t ok_ = 0, missing_ = 0, resumed_ = 0, measured_ = 0;
