@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <random>
 
+#include "db/deploy_export.h"
 #include "db/interchange.h"
 #include "db/kerneltuner.h"
 #include "db/store.h"
@@ -192,6 +193,37 @@ void BM_ImportKernelTuner4MB(benchmark::State& state) {
   state.counters["records"] = static_cast<double>(records);
 }
 BENCHMARK(BM_ImportKernelTuner4MB)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// `ktune export --format header` over 1,000 kernels (target < 1 s): each
+// kernel measured on 3 devices (two architectures) at 2 problem sizes, 10
+// configurations per series, so the export picks 6 winners per kernel out of
+// 60,000 rows. Timed: collecting the best rows, writing the header file.
+void BM_HeaderExport1000Kernels(benchmark::State& state) {
+  const std::string path = bench_dir() + "/export.db";
+  remove_db(path);
+  {
+    Store s(path);
+    std::mt19937_64 rng(3);
+    Store::Transaction tx(s);
+    for (int k = 0; k < 1000; ++k)
+      for (int d = 0; d < 3; ++d)
+        for (int64_t ps : {1024, 4096}) {
+          Series series = open_series(s, k, d, ps);
+          for (int64_t i = 0; i < 10; ++i) s.add_evaluation(series.run, series.ids, bench_eval(rng, i));
+        }
+    tx.commit();
+  }
+  Store s(path);
+  size_t bytes = 0;
+  for (auto _ : state) {
+    const DeploySummary sum = export_deploy(s, {}, DeployFormat::Header, bench_dir() + "/tuned.h");
+    benchmark::DoNotOptimize(sum.entries);
+    bytes = fs::file_size(bench_dir() + "/tuned.h");
+  }
+  state.counters["kernels"] = 1000;
+  state.counters["header_MB"] = static_cast<double>(bytes) / 1e6;
+}
+BENCHMARK(BM_HeaderExport1000Kernels)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 

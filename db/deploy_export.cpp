@@ -125,6 +125,96 @@ std::string deploy_json(const std::vector<DeployKernel>& kernels) {
   return Json{{"kernels", ks}}.dump(2) + "\n";
 }
 
+namespace {
+
+int64_t distance(int64_t a, int64_t b) { return a > b ? a - b : b - a; }
+
+const Json& member(const Json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end()) throw Error::bad_input(std::string("exported results: '") + key + "' missing", SourceLocation{where});
+  return *it;
+}
+
+}  // namespace
+
+std::vector<DeployKernel> parse_deploy_json(const std::string& text, const std::string& where) {
+  const Json doc = Json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object())
+    throw Error::bad_input("not a ktune JSON export (`ktune export --format json`)", SourceLocation{where});
+  std::vector<DeployKernel> out;
+  try {
+    for (const Json& jk : member(doc, "kernels", where)) {
+      DeployKernel k;
+      k.name = member(jk, "name", where).get<std::string>();
+      k.param_names = member(jk, "parameters", where).get<std::vector<std::string>>();
+      k.param_types.assign(k.param_names.size(), ValueType::Int);
+      for (const Json& je : member(jk, "entries", where)) {
+        DeployEntry e;
+        e.device = member(je, "device", where).get<std::string>();
+        e.compute_capability = member(je, "compute_capability", where).get<int>();
+        e.problem_size = member(je, "problem_size", where).get<ProblemSize>();
+        const Json& config = member(je, "config", where);
+        for (size_t i = 0; i < k.param_names.size(); ++i) {
+          std::optional<Value> v = detail::value_from_json(member(config, k.param_names[i].c_str(), where));
+          if (!v) throw Error::bad_input("exported results: value of '" + k.param_names[i] + "' in kernel '" +
+                                             k.name + "' is not a scalar", SourceLocation{where});
+          k.param_types[i] = v->type();
+          e.config.push_back(std::move(*v));
+        }
+        e.time_ms = member(je, "time_ms", where).get<double>();
+        e.timestamp = je.value("timestamp", std::string());
+        if (auto it = je.find("run_id"); it != je.end() && it->is_number_integer()) e.run_id = it->get<int64_t>();
+        e.config_key = config_key(e.config);
+        k.entries.push_back(std::move(e));
+      }
+      std::sort(k.entries.begin(), k.entries.end(), entry_less);
+      out.push_back(std::move(k));
+    }
+  } catch (const Json::exception& e) {
+    throw Error::bad_input(std::string("exported results: ") + e.what(), SourceLocation{where});
+  }
+  return out;
+}
+
+const char* to_string(DeployMatch m) {
+  switch (m) {
+    case DeployMatch::ExactDevice: return "exact device";
+    case DeployMatch::SameComputeCapability: return "same compute capability";
+    case DeployMatch::SameMajor: return "same major architecture";
+    case DeployMatch::MostOften: return "most often best";
+  }
+  return "?";
+}
+
+DeploySelection select_deploy(const DeployKernel& k, const std::string& device_name, int cc, int64_t total) {
+  const DeployEntry* pick = nullptr;
+  for (const DeployEntry& e : k.entries)
+    if (e.device == device_name &&
+        (!pick || distance(problem_size_total(e.problem_size), total) <
+                      distance(problem_size_total(pick->problem_size), total)))
+      pick = &e;
+  if (pick) return {*pick, DeployMatch::ExactDevice};
+  // The same passes, order and tie rule as the header's select(cc, total).
+  const std::vector<DeployEntry> arch = best_per_arch(k);
+  for (int pass = 0; pass < 2 && !pick; ++pass) {
+    for (const DeployEntry& e : arch) {
+      const bool match = pass == 0 ? e.compute_capability == cc : e.compute_capability / 10 == cc / 10;
+      if (!match) continue;
+      if (!pick) {
+        pick = &e;
+        continue;
+      }
+      const int64_t da = distance(e.compute_capability, cc), db = distance(pick->compute_capability, cc);
+      const bool closer = da != db ? da < db
+                                   : distance(problem_size_total(e.problem_size), total) <
+                                         distance(problem_size_total(pick->problem_size), total);
+      if (closer) pick = &e;
+    }
+    if (pick) return {*pick, pass == 0 ? DeployMatch::SameComputeCapability : DeployMatch::SameMajor};
+  }
+  return {most_often_winner(k), DeployMatch::MostOften};
+}
+
 std::string wisdom_file_name(const std::string& key) {
   std::string s = key;
   for (char& c : s) {

@@ -57,6 +57,28 @@ const DeployEntry& most_often_winner(const DeployKernel& k);
 
 // {"kernels":[{"name","parameters","entries":[...]}]} (docs/database.md).
 std::string deploy_json(const std::vector<DeployKernel>& kernels);
+// The inverse of deploy_json (config keys recomputed, parameter types taken
+// from the values). Throws Error::bad_input naming `where` on malformed text.
+std::vector<DeployKernel> parse_deploy_json(const std::string& text, const std::string& where);
+
+// How a configuration was chosen for a device, in fallback order.
+enum class DeployMatch { ExactDevice, SameComputeCapability, SameMajor, MostOften };
+// "exact device", "same compute capability", "same major architecture", "most often best"
+const char* to_string(DeployMatch m);
+
+struct DeploySelection {
+  DeployEntry entry{};
+  DeployMatch match = DeployMatch::MostOften;
+};
+
+// The run-time twin of the exported header's select(device_name, cc, total):
+// the exact device (nearest problem size total), else the best among the
+// devices of the same compute capability, else of the same major architecture
+// (nearest minor), else most_often_winner; sizes by nearest total. The header
+// and this function must agree (tests/deploy_select_test.cpp compiles the one
+// and compares with the other). REQUIRES: !k.entries.empty().
+DeploySelection select_deploy(const DeployKernel& k, const std::string& device_name, int compute_capability,
+                              int64_t problem_size_total);
 
 // Kernel Launcher wisdom file name for a key: [^0-9A-Za-z_.-] -> '_' + ".wisdom".
 std::string wisdom_file_name(const std::string& key);

@@ -240,3 +240,54 @@ TEST_F(ExportTest, CommandErrors) {
 }
 
 }  // namespace
+
+// select_deploy (the launcher's selection) answers every case the header's
+// static_asserts above check, the same way, and says which fallback it took.
+TEST_F(ExportTest, RuntimeSelectionAgreesWithTheHeader) {
+  Store s(dir.file("k.db"));
+  const std::vector<DeployKernel> ks = collect_deploy(s, {});
+  ASSERT_EQ(ks.size(), 1u);
+  const DeployKernel& k = ks[0];
+  struct Case {
+    const char* device;
+    int cc;
+    int64_t total;
+    int64_t block_size_x;
+    DeployMatch match;
+  } cases[] = {
+      {"", 90, 4096, 32, DeployMatch::SameComputeCapability},
+      {"", 90, 1 << 20, 128, DeployMatch::SameComputeCapability},
+      {"", 90, 1000000000LL, 128, DeployMatch::SameComputeCapability},
+      {"", 80, 4096, 128, DeployMatch::SameComputeCapability},
+      {"", 80, 1 << 20, 256, DeployMatch::SameComputeCapability},
+      {"", 86, 1 << 20, 256, DeployMatch::SameMajor},
+      {"", 75, 4096, 128, DeployMatch::MostOften},
+      {"NVIDIA H100 PCIe", 90, 4096, 64, DeployMatch::ExactDevice},
+      {"NVIDIA H100 80GB HBM3", 90, 900000, 128, DeployMatch::ExactDevice},
+      {"unknown", 80, 4096, 128, DeployMatch::SameComputeCapability},
+  };
+  for (const Case& c : cases) {
+    const DeploySelection sel = select_deploy(k, c.device, c.cc, c.total);
+    EXPECT_EQ(sel.entry.config.at(0).as_int(), c.block_size_x) << c.device << " " << c.cc << " " << c.total;
+    EXPECT_EQ(sel.match, c.match) << c.device << " " << c.cc << " " << c.total;
+  }
+}
+
+TEST_F(ExportTest, JsonExportReadsBack) {
+  Store s(dir.file("k.db"));
+  const std::vector<DeployKernel> ks = collect_deploy(s, {});
+  const std::vector<DeployKernel> back = parse_deploy_json(deploy_json(ks), "x.json");
+  ASSERT_EQ(back.size(), ks.size());
+  EXPECT_EQ(deploy_json(back), deploy_json(ks));
+  for (size_t i = 0; i < ks[0].entries.size(); ++i)
+    EXPECT_EQ(back[0].entries[i].config_key, ks[0].entries[i].config_key);
+  EXPECT_EQ(back[0].param_types, ks[0].param_types);
+  EXPECT_EQ(most_often_winner(back[0]).config_key, most_often_winner(ks[0]).config_key);
+  try {
+    parse_deploy_json(R"({"kernels":[{"name":"k","parameters":["a"],"entries":[{"device":"d"}]}]})", "bad.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), Error::Kind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+  }
+}

@@ -23,6 +23,7 @@ namespace {
 
 struct CompileOptions {
   std::string spec;
+  std::vector<std::string> sets;  // --set NAME=VALUE: spec constants overridden
   std::string arch = "sm_90";
   std::string config;
   size_t sample = 0;
@@ -144,7 +145,7 @@ void print_table(const Spec& spec, const Arch& arch, const std::vector<Row>& row
 }
 
 int run_compile(const CompileOptions& o) {
-  const Spec spec = load_spec(o.spec);
+  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
   const Arch arch = Arch::parse(o.arch);
   std::vector<Row> rows;
   for (Config& c : choose_configs(spec, o)) rows.push_back({std::move(c), {}, {}});
@@ -163,6 +164,7 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
   auto o = std::make_shared<CompileOptions>();
   CLI::App* sub = app.add_subcommand("compile", "Compile configurations with NVRTC (no GPU needed)");
   sub->add_option("spec", o->spec, "tuning spec (YAML or T1 JSON)")->required();
+  sub->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
   sub->add_option("--arch", o->arch, "target architecture, e.g. sm_80, sm_90, sm_90a")->capture_default_str();
   auto* cfg = sub->add_option("--config", o->config, "one configuration: name=value,...");
   auto* smp = sub->add_option("--sample", o->sample, "N uniformly sampled valid configurations");

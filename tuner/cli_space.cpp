@@ -17,6 +17,7 @@ namespace {
 
 struct SpaceOptions {
   std::string spec;
+  std::vector<std::string> sets;  // --set NAME=VALUE: spec constants overridden
   bool json = false;
   size_t sample = 0;
   uint64_t seed = 1;
@@ -35,7 +36,7 @@ std::string abbreviated_values(const Parameter& p) {
 }
 
 int run_space(const SpaceOptions& o) {
-  const Spec spec = load_spec(o.spec);
+  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   const SearchSpace& space = spec.space();
   const auto t0 = std::chrono::steady_clock::now();
@@ -92,6 +93,7 @@ void add_space_command(CLI::App& app, CommandResult& result) {
   auto o = std::make_shared<SpaceOptions>();
   CLI::App* sub = app.add_subcommand("space", "Show a spec's search space: parameters, Cartesian size, valid count");
   sub->add_option("spec", o->spec, "tuning spec (YAML or T1 JSON)")->required();
+  sub->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
   sub->add_flag("--json", o->json, "machine-readable output");
   sub->add_option("--sample", o->sample, "also print N uniformly sampled valid configurations");
   sub->add_option("--seed", o->seed, "seed for --sample");

@@ -22,6 +22,7 @@ namespace {
 
 struct CompareCliOptions {
   std::string spec;
+  std::vector<std::string> sets;  // --set NAME=VALUE: spec constants overridden
   std::string simulate;
   std::string device;
   std::string strategies;
@@ -67,7 +68,7 @@ std::vector<StrategyRun> parse_strategies(const std::string& list) {
 std::string median_text(const Spread& s) { return s.median ? fixed(*s.median, 0) : "never"; }
 
 int run_compare(const CompareCliOptions& o) {
-  const Spec spec = load_spec(o.spec);
+  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
   require_valid_configurations(spec);
   ReplayEvaluator replay(spec, o.simulate, o.device);
   const SearchSpace& space = spec.space();
@@ -130,6 +131,7 @@ void add_strategies_command(CLI::App& app, CommandResult& result) {
   auto o = std::make_shared<CompareCliOptions>();
   CLI::App* cmp = sub->add_subcommand("compare", "Compare strategies by replaying exhaustively recorded data");
   cmp->add_option("spec", o->spec, "tuning spec")->required();
+  cmp->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
   cmp->add_option("--simulate", o->simulate, "recorded data: a ktune database or Kernel Tuner cache")->required();
   cmp->add_option("--device", o->device, "which device's results, where the data holds several");
   cmp->add_option("--strategies", o->strategies, "comma-separated names (default: all but brute_force)");

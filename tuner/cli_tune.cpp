@@ -34,6 +34,7 @@ extern "C" void on_sigint(int) { g_interrupted = true; }
 
 struct TuneOptions : ResultsOptions {
   std::string spec;
+  std::vector<std::string> sets;  // --set NAME=VALUE: spec constants overridden
   std::string strategy;
   std::optional<uint64_t> max_fevals;
   std::string time_limit;
@@ -116,7 +117,7 @@ StrategyContext strategy_context(const Spec& spec, const TuneOptions& o, ReplayE
 }
 
 int run_tune(const TuneOptions& o) {
-  const Spec spec = load_spec(o.spec);
+  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
   const SearchSpace& space = spec.space();
@@ -203,6 +204,7 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   auto o = std::make_shared<TuneOptions>();
   CLI::App* sub = app.add_subcommand("tune", "Tune a spec on a GPU, or replay recorded measurements (--simulate)");
   sub->add_option("spec", o->spec, "tuning spec (YAML or T1 JSON)")->required();
+  sub->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
   sub->add_option("--strategy", o->strategy, std::string("search strategy (default: the spec's, else ") +
                                                  default_strategy_name() + "); see `ktune strategies list`");
   sub->add_option("--max-fevals", o->max_fevals, "at most N measured configurations");

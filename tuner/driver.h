@@ -38,7 +38,8 @@ namespace ktune::gpu {
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8)                  \
   X(cuMemsetD8Async) X(cuMemGetInfo) X(cuEventCreate) X(cuEventRecord)                      \
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuStreamCreate)           \
-  X(cuStreamDestroy) X(cuStreamSynchronize) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+  X(cuStreamDestroy) X(cuStreamSynchronize) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)      \
+  X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async)
 
 struct CudaApi {
 #define KTUNE_CUDA_MEMBER(name) decltype(&::name) name = nullptr;

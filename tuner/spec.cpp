@@ -2,6 +2,7 @@
 // -D definitions, template arguments and metrics.
 #include "tuner/spec.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -34,8 +35,10 @@ const char* fill_kind_name(ArgFill::Kind k) {
 
 // ---------------------------------------------------------------- loading
 
-Spec load_spec_text(const std::string& text, const std::string& path, Spec::Format format) {
+Spec load_spec_text(const std::string& text, const std::string& path, Spec::Format format,
+                    const ConstantOverrides& overrides) {
   Draft d;
+  for (const auto& [name, v] : overrides) d.overrides.push_back({name, v, false});
   d.spec.format = format;
   d.spec.path = path;
   d.spec.dir = std::filesystem::absolute(std::filesystem::path(path)).parent_path().lexically_normal().string();
@@ -45,11 +48,45 @@ Spec load_spec_text(const std::string& text, const std::string& path, Spec::Form
   } else {
     spec_detail::read_yaml_spec(spec_detail::parse_yaml(text, path), d);
   }
+  for (const auto& o : d.overrides) {
+    if (o.used) continue;
+    std::string known;
+    for (const auto& [name, v] : d.spec.constants) known += (known.empty() ? "" : ", ") + name;
+    throw Error::bad_input("cannot set '" + o.name + "': the spec has no such constant" +
+                               (known.empty() ? std::string(" (it has none)") : " (constants: " + known + ")"),
+                           SourceLocation{path});
+  }
   spec_detail::finish_spec(d);
   return std::move(d.spec);
 }
 
-Spec load_spec(const std::string& path) {
+namespace {
+
+Value override_value(const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  long long i = std::strtoll(v.c_str(), &end, 10);
+  if (!v.empty() && *end == '\0' && errno == 0) return Value(int64_t(i));
+  double f = std::strtod(v.c_str(), &end);
+  if (!v.empty() && *end == '\0' && std::isfinite(f)) return Value(f);
+  if (v == "true" || v == "True") return Value(true);
+  if (v == "false" || v == "False") return Value(false);
+  return Value(v);
+}
+
+}  // namespace
+
+ConstantOverrides parse_constant_overrides(const std::vector<std::string>& items) {
+  ConstantOverrides out;
+  for (const std::string& text : items) {
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0) throw Error::bad_input("--set '" + text + "' is not NAME=VALUE");
+    out.emplace_back(text.substr(0, eq), override_value(text.substr(eq + 1)));
+  }
+  return out;
+}
+
+Spec load_spec(const std::string& path, const ConstantOverrides& overrides) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw Error::bad_input("spec file does not exist", SourceLocation{path});
   std::ifstream in(path, std::ios::binary);
@@ -61,7 +98,7 @@ Spec load_spec(const std::string& path) {
   size_t first = text.find_first_not_of(" \t\r\n");
   bool json = ext == ".json" ||
               (ext != ".yaml" && ext != ".yml" && first != std::string::npos && text[first] == '{');
-  return load_spec_text(text, path, json ? Spec::Format::T1 : Spec::Format::Yaml);
+  return load_spec_text(text, path, json ? Spec::Format::T1 : Spec::Format::Yaml, overrides);
 }
 
 void require_valid_configurations(const Spec& spec) {

@@ -188,11 +188,22 @@ struct Spec {
   std::optional<SearchSpace> space_;  // set by the loader
 };
 
+// Values that replace the spec's own for named constants (`ktune tune --set
+// n=4096`, the launcher's problem sizes). Constants defined by expressions
+// over an overridden one follow it; naming a constant the spec does not have
+// is bad input.
+using ConstantOverrides = std::vector<std::pair<std::string, Value>>;
+
 // Loads a spec: a .json file (or text starting with '{') is T1, anything else YAML.
-Spec load_spec(const std::string& path);
+Spec load_spec(const std::string& path, const ConstantOverrides& overrides = {});
 // The same from text already read; `path` names it in messages and its folder
 // resolves relative paths.
-Spec load_spec_text(const std::string& text, const std::string& path, Spec::Format format);
+Spec load_spec_text(const std::string& text, const std::string& path, Spec::Format format,
+                    const ConstantOverrides& overrides = {});
+
+// Parses "name=value" items (a value is an int, a float, true/false, or else a
+// string). Throws Error::bad_input for an item without a name and '='.
+ConstantOverrides parse_constant_overrides(const std::vector<std::string>& items);
 
 // Throws Error::failed("no valid configuration: ...") when the space is empty.
 void require_valid_configurations(const Spec& spec);

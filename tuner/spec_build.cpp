@@ -19,6 +19,15 @@ ConstantMap constant_map(const Spec& spec) {
   return m;
 }
 
+Value constant_value(Draft& draft, const std::string& name, Value own) {
+  for (auto& o : draft.overrides)
+    if (o.name == name) {
+      o.used = true;
+      return o.value;
+    }
+  return own;
+}
+
 Value eval_constant(const expr::Expression& e, const Spec& spec) { return e.evaluate(constant_map(spec)); }
 
 std::optional<ElemType> elem_type_from_name(std::string_view n) {

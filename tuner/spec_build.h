@@ -18,7 +18,13 @@
 namespace ktune::spec_detail {
 
 struct Draft {
+  struct Override {
+    std::string name;
+    Value value;
+    bool used = false;
+  };
   Spec spec;
+  std::vector<Override> overrides;  // ConstantOverrides, marked as they are applied
   std::vector<Parameter> params;
   std::vector<SourceLocation> param_name_where;  // parallel to params
   SourceLocation objective_where;
@@ -26,6 +32,9 @@ struct Draft {
 
 using ConstantMap = std::map<std::string, Value, std::less<>>;
 ConstantMap constant_map(const Spec& spec);
+
+// The value a constant gets: an override's when there is one, else `own`.
+Value constant_value(Draft& draft, const std::string& name, Value own);
 
 // Evaluates an expression over constants only; errors name its location.
 Value eval_constant(const expr::Expression& e, const Spec& spec);

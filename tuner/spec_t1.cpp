@@ -79,7 +79,7 @@ void read_configuration_space(const Doc& d, Draft& draft) {
 void read_benchmark_config(const Doc& d, Draft& draft) {
   for (const auto& m : need_map(d, "BenchmarkConfig").members) {
     require_identifier(m.key, m.key_where, "BenchmarkConfig entry");
-    Value v = need_scalar(m.value, "BenchmarkConfig." + m.key);
+    Value v = constant_value(draft, m.key, need_scalar(m.value, "BenchmarkConfig." + m.key));
     draft.spec.constants.emplace_back(m.key, v);
     draft.spec.fixed_defines.emplace_back(m.key, v);
   }

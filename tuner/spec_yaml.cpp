@@ -30,7 +30,7 @@ void read_constants(const Doc& d, Draft& draft) {
     require_identifier(m.key, m.key_where, "constant");
     Value v = m.value.is_string() ? eval_constant(need_expression(m.value, "constant " + m.key), draft.spec)
                                   : need_scalar(m.value, "constant " + m.key);
-    draft.spec.constants.emplace_back(m.key, std::move(v));
+    draft.spec.constants.emplace_back(m.key, constant_value(draft, m.key, std::move(v)));
   }
 }
 
