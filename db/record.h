@@ -106,6 +106,7 @@ struct Evaluation {
 
   // Where the tuner's time went, ms.
   std::optional<double> compile_ms{};
+  std::optional<double> load_ms{};       // cuModuleLoadData and function lookup
   std::optional<double> verify_ms{};
   std::optional<double> benchmark_ms{};
   std::optional<double> strategy_ms{};

@@ -49,7 +49,7 @@ CREATE TABLE evaluations(
   registers INTEGER, shared_bytes INTEGER, local_bytes INTEGER, occupancy REAL,
   compile_ms REAL, verify_ms REAL, benchmark_ms REAL, strategy_ms REAL, framework_ms REAL,
   timestamp TEXT,
-  sm_clock_mhz REAL, temperature_c REAL, power_w REAL);
+  sm_clock_mhz REAL, temperature_c REAL, power_w REAL, load_ms REAL);
 CREATE INDEX evaluations_key ON evaluations(kernel_id, device_id, psize_id, config_key);
 )sql";
 
@@ -81,6 +81,11 @@ ALTER TABLE evaluations ADD COLUMN sm_clock_mhz REAL;
 ALTER TABLE evaluations ADD COLUMN temperature_c REAL;
 ALTER TABLE evaluations ADD COLUMN power_w REAL;
 DROP VIEW IF EXISTS best;
+)sql";
+
+// 2 -> 3: the module load time of a configuration, apart from the framework's.
+const char* kMigrate2To3 = R"sql(
+ALTER TABLE evaluations ADD COLUMN load_ms REAL;
 )sql";
 
 int pragma_int(sqlite3* db, const std::string& path, const char* sql) {
@@ -150,7 +155,11 @@ void create_or_migrate(sqlite3* db, const std::string& path) {
     exec(db, path, ("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str());
     set_version(db, path, 2);
   });
-  // Future steps go here: step_if_version(db, path, 2, ...) and so on.
+  step_if_version(db, path, 2, [&] {
+    exec(db, path, kMigrate2To3);
+    set_version(db, path, 3);
+  });
+  // Future steps go here: step_if_version(db, path, 3, ...) and so on.
 }
 
 }  // namespace ktune::db::detail

@@ -264,8 +264,8 @@ int64_t Store::add_evaluation(std::optional<int64_t> run_id, const SeriesIds& w,
       "INSERT INTO evaluations(run_id, kernel_id, device_id, psize_id, config_key, config, status, reason, log,"
       " time_ms, min_ms, mean_ms, stddev_ms, sample_count, samples, metrics, registers, shared_bytes, local_bytes,"
       " occupancy, compile_ms, verify_ms, benchmark_ms, strategy_ms, framework_ms, timestamp, sm_clock_mhz,"
-      " temperature_c, power_w) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
-      " ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)");
+      " temperature_c, power_w, load_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+      " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)");
   q.bind(1, run_id).bind(2, w.kernel_id).bind(3, w.device_id).bind(4, w.psize_id);
   q.bind(5, config_key(e.config)).bind(6, detail::config_to_json(e.config)).bind(7, to_string(e.status));
   q.bind_text_or_null(8, e.reason).bind_text_or_null(9, e.log);
@@ -275,7 +275,7 @@ int64_t Store::add_evaluation(std::optional<int64_t> run_id, const SeriesIds& w,
   q.bind(17, e.registers).bind(18, e.shared_bytes).bind(19, e.local_bytes).bind(20, e.occupancy);
   q.bind(21, e.compile_ms).bind(22, e.verify_ms).bind(23, e.benchmark_ms).bind(24, e.strategy_ms);
   q.bind(25, e.framework_ms).bind(26, e.timestamp.empty() ? now_iso8601() : e.timestamp);
-  q.bind(27, e.sm_clock_mhz).bind(28, e.temperature_c).bind(29, e.power_w);
+  q.bind(27, e.sm_clock_mhz).bind(28, e.temperature_c).bind(29, e.power_w).bind(30, e.load_ms);
   q.run();  // not RETURNING: SQLite buffers RETURNING rows in a temporary table
   return sqlite3_last_insert_rowid(db_);
 }
