@@ -108,6 +108,33 @@ TEST_F(Cli, ReplayFindsTheRecordedOptimumExhaustively) {
   EXPECT_DOUBLE_EQ(j["best"][0]["ratio_to_best"].get<double>(), 1.0);
 }
 
+// Every recorded dataset in examples/data replays against its template's spec:
+// every valid configuration is found in the recording (the spec and the data
+// agree), and the exhaustive replay ends at the recorded optimum.
+TEST_F(Cli, EveryRecordedDatasetReplaysExhaustively) {
+  int datasets = 0;
+  for (const auto& entry : fs::directory_iterator(kRoot + "/examples/data")) {
+    const std::string file = entry.path().filename().string();
+    const std::string suffix = "_h100.json";
+    if (file.size() <= suffix.size() || file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string t = file.substr(0, file.size() - suffix.size());
+    const std::string spec = kRoot + "/templates/" + t + "/" + t + ".yaml";
+    ++datasets;
+    Ran space = ktune("space " + spec + " --json");
+    ASSERT_EQ(space.status, 0) << t;
+    const int valid = nlohmann::json::parse(space.out)["valid"].get<int>();
+    Ran r = ktune("tune " + spec + " --simulate " + entry.path().string() +
+                  " --strategy brute_force --max-fevals 0 --json --db " + (dir_ / (t + ".db")).string());
+    ASSERT_EQ(r.status, 0) << t << ": " << r.out;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["evaluations"].get<int>(), valid) << t;
+    EXPECT_EQ(j["status_counts"].value("ok", 0), valid) << t;
+    EXPECT_EQ(j["stop"], "space_exhausted") << t;
+  }
+  EXPECT_GE(datasets, 5);
+}
+
 TEST_F(Cli, ImportExportImportKeepsEveryRecord) {
   ASSERT_EQ(ktune("import " + kVecData + " --db " + db_).status, 0);
   const std::string out = (dir_ / "out.json").string();
