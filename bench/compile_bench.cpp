@@ -3,6 +3,12 @@
 //
 //   build/bench/compile_bench [--benchmark_filter=...]
 //
+// BM_Pool/<workers>/<compiles>/<processes>: compiles/s of the tuner's own
+// CompilePool (tuner/compile_pool.h) over that many distinct configurations,
+// with worker processes (1) or in-process threads (0), after the workers have
+// started and compiled once (what a long run sees). items_per_second is the
+// figure; e.g. --benchmark_filter='BM_Pool/16/'.
+//
 // Cold compiles bypass both ktune's cache and NVRTC's use of the driver's
 // compute cache (--no-cache, always passed), and every compile in the scaling
 // benchmarks gets a distinct -D value, so nothing is reused.
@@ -16,6 +22,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "tuner/compile_pool.h"
 #include "tuner/compiler.h"
 
 
@@ -134,6 +141,57 @@ void BM_ParallelProcesses(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * workers * kCompilesPerWorker);
 }
 BENCHMARK(BM_ParallelProcesses)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2);
+
+// The compile pool, processes vs threads: distinct cold compiles, all
+// submitted at once (a tuning batch), results taken in order.
+void BM_Pool(benchmark::State& state) {
+  const auto workers = static_cast<unsigned>(state.range(0));
+  const auto compiles = static_cast<int>(state.range(1));
+  CompilePoolOptions o;
+  o.workers = workers;
+  o.compiler.use_cache = false;
+  o.in_process = state.range(2) == 0;
+  CompilePool pool(o);
+  // Start-up outside the timing: children exec and NVRTC loads once per worker.
+  std::vector<CompileRequest> warm;
+  for (unsigned w = 0; w < workers; ++w) warm.push_back(small_kernel(g_salt++));
+  pool.compile(warm);
+  if (!o.in_process && pool.in_process()) state.SkipWithError("no compile worker process could start");
+  for (auto _ : state) {
+    std::vector<CompileRequest> batch;
+    for (int i = 0; i < compiles; ++i) batch.push_back(small_kernel(g_salt++));
+    for (const CompileResult& r : pool.compile(batch))
+      if (!r.ok) state.SkipWithError(r.log.c_str());
+  }
+  state.SetItemsProcessed(state.iterations() * compiles);
+  state.counters["workers"] = workers;
+}
+BENCHMARK(BM_Pool)
+    ->ArgNames({"workers", "compiles", "processes"})
+    ->ArgsProduct({{1, 2, 4, 8, 16}, {64}, {1, 0}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
+
+// A cache hit through the pool: answered in this process, no child involved;
+// the pool's share of the warm per-configuration overhead.
+void BM_PoolCacheHit(benchmark::State& state) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ktune-bench-pool-" + std::to_string(getpid()));
+  CompilePoolOptions o;
+  o.workers = 2;
+  o.compiler.cache_dir = dir;
+  CompilePool pool(o);
+  CompileRequest r = small_kernel(-3);
+  r.block_threads = 256;
+  pool.take(pool.submit(r));
+  for (auto _ : state) {
+    CompileResult hit = pool.take(pool.submit(r));
+    if (!hit.cache_hit) state.SkipWithError("expected a cache hit");
+    benchmark::DoNotOptimize(hit.cubin.data());
+  }
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_PoolCacheHit)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -96,7 +96,7 @@ const std::vector<StrategyInfo>& strategy_catalog() {
 // Chosen by measurement (docs/strategies.md, "Choosing the default"): ahead of
 // random search in P-score at every budget from 10 to 100 evaluations on three
 // synthetic landscapes, and the best or tied-best of all strategies from 50 on.
-const char* default_strategy_name() { return "greedy_ils"; }
+const char* default_strategy_name() { return "bayes_opt"; }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name, StrategyContext ctx) {
   const StrategyDef* def = nullptr;

@@ -102,7 +102,10 @@ Json row_json(const db::ResultRow& r, bool samples) {
   opt("local_bytes", e.local_bytes);
   opt("occupancy", e.occupancy);
   opt("compile_ms", e.compile_ms);
+  opt("load_ms", e.load_ms);
+  opt("verify_ms", e.verify_ms);
   opt("benchmark_ms", e.benchmark_ms);
+  opt("framework_ms", e.framework_ms);
   if (!e.reason.empty()) j["reason"] = e.reason;
   if (r.run_id) j["run_id"] = *r.run_id;
   j["timestamp"] = e.timestamp;

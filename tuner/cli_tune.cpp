@@ -153,7 +153,11 @@ int run_tune(const TuneOptions& o) {
 
   TuneReport report(spec, device, run.replay, evaluator->source(), !o.json);
   CostOptions co;
-  co.batch_size = o.batch ? o.batch : (run.replay ? 1 : 8);
+  // A batch is what the compile pool works on ahead of the GPU. Strategies
+  // that learn from each result get small batches; those that do not
+  // (exhaustive, random) get large ones, so compiles keep ahead of the GPU.
+  const bool adaptive = strategy != "brute_force" && strategy != "random_sample";
+  co.batch_size = o.batch ? o.batch : (run.replay ? 1 : adaptive ? 8 : 64);
   if (!run.replay) {
     const auto t0 = std::chrono::steady_clock::now();
     co.clock = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -217,7 +221,7 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--timeout", o->timeout_s,
                   "seconds a launch batch may take before the kernel counts as hung "
                   "(default: from the best time so far, at least 1 s; 10 s before any timing)");
-  sub->add_option("--batch", o->batch, "configurations per strategy proposal (default 8 on a GPU, 1 in replay)");
+  sub->add_option("--batch", o->batch, "configurations per strategy proposal (default on a GPU: 64 for brute_force and random_sample, else 8; 1 in replay)");
   sub->add_option("--top", o->top, "rows in the final table")->capture_default_str();
   sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
   sub->add_option("--device", o->device, "replay: which device's results to use");

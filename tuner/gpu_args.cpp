@@ -261,8 +261,9 @@ std::vector<std::uint8_t> scalar_bytes(const ArgSpec& arg) {
 ArgumentSet::ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs)
     : api_(api), specs_(std::move(specs)) {
   const std::size_t n = specs_.size();
-  initial_.resize(n);
   memory_.resize(n);
+  pristine_.resize(n);
+  initial_.resize(n);
   storage_.assign(n, 0);
   params_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -278,10 +279,22 @@ ArgumentSet::ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs)
     if (!data.empty())
       check(api_, api_.cuMemcpyHtoD(memory_[i].ptr(), data.data(), data.size()),
             "cuMemcpyHtoD(argument '" + a.name + "')");
-    // Pure outputs are poisoned before use, so their initial data need not be kept.
-    if (!a.output || a.read_write) initial_[i] = std::move(data);
     CUdeviceptr p = memory_[i].ptr();
     std::memcpy(&storage_[i], &p, sizeof p);
+    if (!a.output) continue;
+    outputs_.push_back({a.name, a.type, a.count, p});
+    // Pure outputs are poisoned before use: their initial data is not needed.
+    if (!a.read_write || data.empty()) continue;
+    try {
+      pristine_[i] = DeviceMemory(api_, data.size());
+      check(api_, api_.cuMemcpyDtoDAsync(pristine_[i].ptr(), p, data.size(), nullptr),
+            "cuMemcpyDtoDAsync(keeping '" + a.name + "')");
+    } catch (const CudaError& e) {
+      // No room for a second device copy: restore from the host, as slowly as before.
+      if (e.code() != CUDA_ERROR_OUT_OF_MEMORY) throw;
+      pristine_[i] = DeviceMemory();
+      initial_[i] = std::move(data);
+    }
   }
   // Pageable uploads may still be in flight when cuMemcpyHtoD returns.
   check(api_, api_.cuCtxSynchronize(), "uploading arguments");
@@ -291,26 +304,33 @@ void ArgumentSet::prepare_verified_run() {
   for (std::size_t i = 0; i < specs_.size(); ++i) {
     const ArgSpec& a = specs_[i];
     if (a.kind != ArgKind::Buffer || !a.output) continue;
-    if (a.read_write) {
-      check(api_, api_.cuMemcpyHtoD(memory_[i].ptr(), initial_[i].data(), initial_[i].size()),
+    const DeviceMemory& m = memory_[i];
+    if (!a.read_write) {
+      // 0xFF bytes: whole words first (the fast memset), then a ragged tail.
+      const std::size_t words = m.size() / 4, tail = m.size() % 4;
+      if (words > 0)
+        check(api_, api_.cuMemsetD32Async(m.ptr(), 0xFFFFFFFFu, words, nullptr),
+              "cuMemsetD32Async(poisoning '" + a.name + "')");
+      if (tail > 0)
+        check(api_, api_.cuMemsetD8Async(m.ptr() + words * 4, 0xFF, tail, nullptr),
+              "cuMemsetD8Async(poisoning '" + a.name + "')");
+    } else if (pristine_[i].ptr() != 0) {
+      check(api_, api_.cuMemcpyDtoDAsync(m.ptr(), pristine_[i].ptr(), m.size(), nullptr),
+            "cuMemcpyDtoDAsync(restoring '" + a.name + "')");
+    } else if (!initial_[i].empty()) {
+      check(api_, api_.cuMemcpyHtoD(m.ptr(), initial_[i].data(), initial_[i].size()),
             "cuMemcpyHtoD(restoring '" + a.name + "')");
-    } else {
-      check(api_, api_.cuMemsetD8(memory_[i].ptr(), 0xFF, memory_[i].size()),
-            "cuMemsetD8(poisoning '" + a.name + "')");
     }
   }
-  check(api_, api_.cuCtxSynchronize(), "preparing outputs");
 }
 
 std::vector<HostBuffer> ArgumentSet::read_outputs() const {
   std::vector<HostBuffer> out;
-  for (std::size_t i = 0; i < specs_.size(); ++i) {
-    const ArgSpec& a = specs_[i];
-    if (a.kind != ArgKind::Buffer || !a.output) continue;
-    HostBuffer b{a.name, a.type, std::vector<std::uint8_t>(a.count * elem_size(a.type))};
+  for (const DeviceBufferView& v : outputs_) {
+    HostBuffer b{v.name, v.type, std::vector<std::uint8_t>(v.count * elem_size(v.type))};
     if (!b.bytes.empty())
-      check(api_, api_.cuMemcpyDtoH(b.bytes.data(), memory_[i].ptr(), b.bytes.size()),
-            "cuMemcpyDtoH(output '" + a.name + "')");
+      check(api_, api_.cuMemcpyDtoH(b.bytes.data(), v.ptr, b.bytes.size()),
+            "cuMemcpyDtoH(output '" + v.name + "')");
     out.push_back(std::move(b));
   }
   return out;

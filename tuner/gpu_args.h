@@ -10,7 +10,9 @@
 // ArgumentSet (worker side) uploads the buffers once per argument list and,
 // before each verified run, poisons the outputs (0xFF bytes: NaN for every
 // float type) so an element the kernel never wrote is caught, and restores
-// read-write buffers to their initial contents.
+// read-write buffers to their initial contents. Both happen on the device
+// (memset, device-to-device copy from a pristine copy), queued without a host
+// wait: a verified run costs no host traffic and no allocation.
 #pragma once
 
 #include <cstddef>
@@ -105,6 +107,14 @@ float half_to_float(std::uint16_t h);
 std::uint16_t float_to_bf16(float f);
 float bf16_to_float(std::uint16_t h);
 
+// A buffer in device memory, tagged with what it is; does not own the memory.
+struct DeviceBufferView {
+  std::string name;
+  ElemType type = ElemType::F32;
+  std::uint64_t count = 0;  // elements
+  CUdeviceptr ptr = 0;
+};
+
 // The device side of an argument list: buffers, their initial data, and the
 // kernel parameter array. Lives in the worker; one per distinct argument list.
 class ArgumentSet {
@@ -112,18 +122,26 @@ class ArgumentSet {
   ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs);
 
   // Poison outputs, restore read-write buffers: the state a verified run needs.
+  // Queued on the legacy default stream, which every launch on a blocking
+  // stream (the Measurer's) waits for; failures may surface at that launch.
   void prepare_verified_run();
   // cuLaunchKernel's kernelParams; valid while this object lives.
   void** kernel_params() { return params_.data(); }
   // The current contents of every output buffer, in argument order.
   std::vector<HostBuffer> read_outputs() const;
+  // Every output buffer on the device, in argument order; valid while this lives.
+  const std::vector<DeviceBufferView>& device_outputs() const { return outputs_; }
   const std::vector<ArgSpec>& specs() const { return specs_; }
 
  private:
   const CudaApi& api_;
   std::vector<ArgSpec> specs_;
-  std::vector<std::vector<std::uint8_t>> initial_;  // buffers only; empty for pure outputs
   std::vector<DeviceMemory> memory_;
+  // Read-write outputs' initial contents: on the device (pristine_), or on the
+  // host (initial_) where the device had no room for a second copy.
+  std::vector<DeviceMemory> pristine_;
+  std::vector<std::vector<std::uint8_t>> initial_;
+  std::vector<DeviceBufferView> outputs_;
   std::vector<std::uint64_t> storage_;  // 8-byte slots: device pointers and scalar bytes
   std::vector<void*> params_;
 };

@@ -2,11 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <thread>
+#include <unordered_map>
 
 #include "db/interchange.h"
 #include "search/error.h"
@@ -94,6 +95,13 @@ gpu::Fill engine_fill(const Argument& a) {
   return gpu::Fill::zeros();
 }
 
+// Whatever a batch leaves in the compile pool when it ends early (Ctrl-C, a
+// broken engine) is dropped, not compiled for nobody.
+struct CancelOnExit {
+  CompilePool& pool;
+  ~CancelOnExit() { pool.cancel(); }
+};
+
 db::Status db_status(gpu::Status s) {
   switch (s) {
     case gpu::Status::Ok: return db::Status::Ok;
@@ -134,6 +142,10 @@ GpuSession::GpuSession(const Spec& spec, GpuSessionOptions options) : spec_(&spe
   if (!started.engine) throw Error::failed("cannot tune on a GPU: " + started.message);
   engine_ = std::move(started.engine);
   arch_ = Arch(engine_->device().cc_major * 10 + engine_->device().cc_minor);
+  CompilePoolOptions po;
+  po.workers = options.compile_threads;
+  po.interrupt = options.interrupt;
+  pool_ = std::make_unique<CompilePool>(po);
   if (spec.verify.mode == Verify::Mode::Reference || spec.verify.mode == Verify::Mode::File) prepare_reference();
 }
 
@@ -183,7 +195,7 @@ void GpuSession::prepare_reference() {
   const auto values = space.values(space.at(0));
   const LaunchResult geo = spec_->geometry(values);
   if (!geo.ok()) throw Error::failed("cannot build the reference kernel: " + geo.error);
-  const CompileResult ref = compiler_.compile(make_reference_request(*spec_, values, *geo.launch, arch_));
+  const CompileResult ref = pool_->take(pool_->submit(make_reference_request(*spec_, values, *geo.launch, arch_)));
   if (!ref.ok) throw Error::failed("reference kernel '" + spec_->verify.kernel + "' does not compile:\n" + ref.log,
                                    spec_->verify.where);
   gpu::Job job;
@@ -204,15 +216,17 @@ void GpuSession::prepare_reference() {
   have_expected_ = true;
 }
 
-GpuSession::Compiled GpuSession::compile_one(const std::vector<Value>& config) const {
+GpuSession::Compiled GpuSession::prepare(const std::vector<Value>& config,
+                                         std::optional<CompileRequest>& request) const {
   Compiled c;
+  request.reset();
   const LaunchResult geo = spec_->geometry(config);
   if (!geo.ok()) {
     c.launch_error = geo.error;
     return c;
   }
   c.launch = geo.launch;
-  c.result = compiler_.compile(make_compile_request(*spec_, config, *geo.launch, arch_));
+  request = make_compile_request(*spec_, config, *geo.launch, arch_);
   return c;
 }
 
@@ -263,7 +277,11 @@ Measured GpuSession::run_one(const std::vector<Value>& config, const Compiled& c
   if (r.status == gpu::Status::Interrupted) throw Error::failed("interrupted");
   e.status = db_status(r.status);
   e.reason = r.reason;
-  e.benchmark_ms = r.wall_ms;
+  // The worker's own phase times; the rest of the job's wall (messages, job
+  // set-up) is framework time, computed per turn in evaluate().
+  e.load_ms = r.load_ms;
+  if (r.verify_ms > 0) e.verify_ms = r.verify_ms;
+  if (r.benchmark_ms > 0) e.benchmark_ms = r.benchmark_ms;
   if (r.resources.registers) {
     e.registers = r.resources.registers;
     e.occupancy = r.resources.occupancy;
@@ -292,41 +310,80 @@ Measured GpuSession::run_one(const std::vector<Value>& config, const Compiled& c
   return m;
 }
 
+// Pipelined: the whole batch goes to the compile pool first; the GPU then
+// takes the configurations in the order their compiles finish (results go back
+// in the batch's order), so it waits only while nothing compiled is left, not
+// for the slowest compile of the batch. With verify: first_valid the reference
+// is thus the first configuration to compile and run ok, not the first listed.
+//
+// Times per configuration. Before the pipeline the batch was compiled first and
+// each configuration was charged its own compile wall plus its GPU wall; with
+// compiles overlapping the GPU that would count overlapped time as cost. Now:
+//  * compile_ms: the compiler's own time (0 for a cache hit), as before. It
+//    overlaps other configurations' GPU work, so it is not a share of the wall.
+//  * cost_s: the configuration's turn on this (the GPU) thread: from the end
+//    of the previous turn (for the first, from the start of evaluate(), the
+//    batch's submission included) to the end of its measurement. Turns tile
+//    the batch's wall time, so summed cost_s is the time the run spent.
+//  * load_ms, verify_ms, benchmark_ms: the worker's phases (module load;
+//    poison, checked run and compare; warm-up and samples).
+//  * framework_ms: the turn's wall time accounted for by none of those phases
+//    nor by waiting for the configuration's own compile (at most compile_ms of
+//    the wait): queueing behind other compiles, process round trips, cache
+//    lookups, job set-up, the database commit of the previous turn.
 std::vector<Measured> GpuSession::evaluate(std::span<const std::vector<Value>> configs) {
-  // Compile the whole batch ahead of the GPU, in parallel.
+  auto turn_start = Clock::now();
   std::vector<Compiled> compiled(configs.size());
-  std::vector<double> compile_wall(configs.size(), 0);
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next++) < configs.size();) {
-      const auto t0 = Clock::now();
-      compiled[i] = compile_one(configs[i]);
-      compile_wall[i] = ms_since(t0);
-    }
-  };
-  unsigned threads = options_.compile_threads ? options_.compile_threads : std::thread::hardware_concurrency();
-  threads = std::max(1u, std::min<unsigned>(threads, configs.size()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-
-  std::vector<Measured> out;
+  std::vector<CompilePool::Ticket> waiting;
+  std::unordered_map<CompilePool::Ticket, size_t> index_of;
+  const CancelOnExit cancel_on_exit{*pool_};
   for (size_t i = 0; i < configs.size(); ++i) {
+    std::optional<CompileRequest> request;
+    compiled[i] = prepare(configs[i], request);
+    if (!request) continue;
+    const CompilePool::Ticket t = pool_->submit(std::move(*request));
+    waiting.push_back(t);
+    index_of[t] = i;
+  }
+
+  std::vector<Measured> out(configs.size());
+  auto finish_turn = [&](size_t i, Measured m, double compile_wait_ms) {
+    const auto now = Clock::now();
+    const double turn_ms = std::chrono::duration<double, std::milli>(now - turn_start).count();
+    turn_start = now;
+    const double compile_part = std::min(compile_wait_ms, m.eval.compile_ms.value_or(0));
+    const double phases =
+        m.eval.load_ms.value_or(0) + m.eval.verify_ms.value_or(0) + m.eval.benchmark_ms.value_or(0);
+    m.eval.framework_ms = std::max(0.0, turn_ms - phases - compile_part);
+    m.cost_s = turn_ms / 1000.0;
+    out[i] = std::move(m);
+  };
+  // Configurations whose geometry failed have nothing to compile: first.
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (!compiled[i].launch) finish_turn(i, run_one(configs[i], compiled[i]), 0);
+  while (!waiting.empty()) {
     const auto t0 = Clock::now();
-    Measured m = run_one(configs[i], compiled[i]);
-    const double run_ms = ms_since(t0);
-    const double accounted = m.eval.benchmark_ms.value_or(0);
-    m.eval.framework_ms = std::max(0.0, run_ms - accounted) + std::max(0.0, compile_wall[i] - m.eval.compile_ms.value_or(0));
-    m.cost_s = (compile_wall[i] + run_ms) / 1000.0;
-    out.push_back(std::move(m));
+    auto [ticket, result] = pool_->take_any(waiting);
+    const double wait_ms = ms_since(t0);
+    const size_t i = index_of.at(ticket);
+    compiled[i].result = std::move(result);
+    finish_turn(i, run_one(configs[i], compiled[i]), wait_ms);
   }
   return out;
 }
 
 std::vector<std::optional<double>> GpuSession::remeasure(const std::vector<std::vector<Value>>& configs, int rounds) {
+  // Measured before, so these are cache hits, answered by the pool at once.
   std::vector<Compiled> compiled;
-  for (const auto& c : configs) compiled.push_back(compile_one(c));
+  std::vector<std::optional<CompilePool::Ticket>> tickets;
+  const CancelOnExit cancel_on_exit{*pool_};
+  for (const auto& c : configs) {
+    std::optional<CompileRequest> request;
+    compiled.push_back(prepare(c, request));
+    tickets.push_back(request ? std::optional(pool_->submit(std::move(*request))) : std::nullopt);
+  }
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (tickets[i]) compiled[i].result = pool_->take(*tickets[i]);
   std::vector<std::vector<double>> medians(configs.size());
   for (int round = 0; round < rounds; ++round)
     for (size_t i = 0; i < configs.size(); ++i) {

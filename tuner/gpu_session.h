@@ -1,8 +1,9 @@
 // GpuSession: measures a spec's configurations on one GPU.
 //
-// Per batch it compiles every configuration ahead of the GPU on a pool of
-// threads (through the on-disk cubin cache), then hands each compiled one to
-// the crash-proof GpuEvaluator. Before the first measurement it prepares what
+// Per batch it hands every configuration to a CompilePool (worker processes,
+// through the on-disk cubin cache; tuner/compile_pool.h) and gives each one to
+// the crash-proof GpuEvaluator as soon as its compile is done, while the pool
+// compiles the rest. Before the first measurement it prepares what
 // verification compares against: the reference kernel's outputs, a file, or
 // (first_valid) the outputs of the first configuration that runs. Geometry
 // over a limit, compile errors, crashes, hangs and wrong answers all come back
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tuner/compile_pool.h"
 #include "tuner/compiler.h"
 #include "tuner/config_evaluator.h"
 #include "tuner/evaluator.h"
@@ -24,7 +26,7 @@ namespace ktune {
 
 struct GpuSessionOptions {
   int gpu = 0;
-  unsigned compile_threads = 0;  // 0: one per core
+  unsigned compile_threads = 0;  // compile worker processes; 0: one per core
   bool cold = false;             // flush L2 before every sample
   double timeout_s = 0;          // per launch batch; 0: derived from the best time so far
   const std::atomic<bool>* interrupt = nullptr;
@@ -50,7 +52,8 @@ class GpuSession : public ConfigEvaluator {
 
  private:
   struct Compiled;
-  Compiled compile_one(const std::vector<Value>& config) const;
+  // Geometry, and the compile request for the pool (nullopt when the geometry fails).
+  Compiled prepare(const std::vector<Value>& config, std::optional<CompileRequest>& request) const;
   Measured run_one(const std::vector<Value>& config, const Compiled& compiled);
   gpu::Job make_job(const std::vector<Value>& config, const Compiled& compiled) const;
   void prepare_reference();
@@ -58,8 +61,8 @@ class GpuSession : public ConfigEvaluator {
   const Spec* spec_;
   GpuSessionOptions options_;
   Arch arch_;
-  Compiler compiler_;
   std::unique_ptr<gpu::GpuEvaluator> engine_;
+  std::unique_ptr<CompilePool> pool_;
   std::vector<gpu::ArgSpec> args_;
   bool have_expected_ = false;
 };

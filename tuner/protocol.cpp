@@ -5,7 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <type_traits>
+#include <utility>
 
 namespace ktune::gpu {
 namespace {
@@ -42,7 +44,8 @@ template <class A> void fields(A& a, Sensors& s) {
 template <class A> void fields(A& a, Mismatch& m) { a(m.buffer, m.index, m.got, m.expected, m.failed_elements); }
 template <class A> void fields(A& a, HostBuffer& b) { a(b.name, b.type, b.bytes); }
 template <class A> void fields(A& a, Result& r) {
-  a(r.status, r.reason, r.timing, r.resources, r.sensors, r.mismatch, r.outputs, r.wall_ms);
+  a(r.status, r.reason, r.timing, r.resources, r.sensors, r.mismatch, r.outputs, r.wall_ms, r.load_ms, r.verify_ms,
+    r.benchmark_ms);
 }
 template <class A> void fields(A& a, DeviceInfo& d) {
   a(d.ordinal, d.name, d.uuid, d.cc_major, d.cc_minor, d.sm_count, d.total_memory,
@@ -52,6 +55,27 @@ template <class A> void fields(A& a, DeviceInfo& d) {
     d.max_grid_dim, d.cuda_version, d.driver_version);
 }
 template <class A> void fields(A& a, Ready& r) { a(r.state, r.message, r.devices, r.gpu); }
+template <class A, class X, class Y> void fields(A& a, std::pair<X, Y>& p) { a(p.first, p.second); }
+template <class A> void fields(A& a, Arch& r) { a(r.sm, r.suffix); }
+template <class A> void fields(A& a, CompilerOptions& o) { a(o.use_cache, o.cache_dir, o.cuda_include_dir); }
+template <class A> void fields(A& a, CompileRequest& r) {
+  a(r.source, r.source_path, r.kernel_name, r.template_args, r.defines, r.options, r.include_dirs, r.arch,
+    r.std, r.block_threads, r.dynamic_smem);
+}
+template <class A> void fields(A& a, KernelResources& r) {
+  a(r.registers, r.static_smem, r.local_bytes, r.stack_bytes, r.const_bytes, r.param_bytes,
+    r.spill_store_bytes, r.spill_load_bytes, r.launch_bound_threads, r.max_registers, r.max_threads_per_block);
+}
+template <class A> void fields(A& a, Occupancy& o) {
+  a(o.blocks_per_sm, o.active_warps, o.fraction, o.limited_by, o.error);
+}
+template <class A> void fields(A& a, CompileResult& r) {
+  a(r.ok, r.log, r.cubin, r.lowered_name, r.compile_ms, r.cache_hit, r.cache_key, r.resources, r.occupancy);
+}
+template <class A> void fields(A& a, SourceLocation& w) { a(w.file, w.line, w.column); }
+template <class A> void fields(A& a, CompileReply& r) {
+  a(r.result, r.threw, r.error_kind, r.error_message, r.error_where);
+}
 
 // One field list per type serves both directions: Writer appends, Reader fills.
 class Writer {
@@ -72,6 +96,10 @@ class Writer {
     }
   }
   void put(std::string& s) { put_blob(s.data(), s.size()); }
+  void put(std::filesystem::path& p) {
+    std::string s = p.string();
+    put(s);
+  }
   void put(std::vector<std::uint8_t>& v) { put_blob(v.data(), v.size()); }
   template <class T>
   void put(std::vector<T>& v) {
@@ -127,6 +155,11 @@ class Reader {
     get(n);
     const auto* p = take(n);
     s.assign(reinterpret_cast<const char*>(p), n);
+  }
+  void get(std::filesystem::path& p) {
+    std::string s;
+    get(s);
+    p = std::move(s);
   }
   void get(std::vector<std::uint8_t>& v) {
     std::uint64_t n = 0;
@@ -245,6 +278,13 @@ Result decode_result(const std::vector<std::uint8_t>& payload, bool* worker_exit
   return result;
 }
 
+std::vector<std::uint8_t> encode(const CompilerOptions& o) { return write(o); }
+std::vector<std::uint8_t> encode(const CompileRequest& r) { return write(r); }
+std::vector<std::uint8_t> encode(const CompileReply& r) { return write(r); }
+CompilerOptions decode_compiler_options(const std::vector<std::uint8_t>& p) { return read<CompilerOptions>(p); }
+CompileRequest decode_compile_request(const std::vector<std::uint8_t>& p) { return read<CompileRequest>(p); }
+CompileReply decode_compile_reply(const std::vector<std::uint8_t>& p) { return read<CompileReply>(p); }
+
 bool send_message(int fd, MessageType type, const std::vector<std::uint8_t>& payload) {
   std::uint8_t header[12];
   auto t = static_cast<std::uint32_t>(type);
@@ -261,7 +301,7 @@ std::optional<Message> receive_message(int fd) {
   std::uint64_t n = 0;
   std::memcpy(&t, header, 4);
   std::memcpy(&n, header + 4, 8);
-  if (t < 1 || t > 6 || n > kMaxPayload)
+  if (t < 1 || t > static_cast<std::uint32_t>(MessageType::CompileDone) || n > kMaxPayload)
     throw Error::failed("GPU worker protocol: malformed frame header");
   Message m;
   m.type = static_cast<MessageType>(t);

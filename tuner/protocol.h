@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "search/error.h"
+#include "tuner/compiler.h"
 #include "tuner/devices.h"
 #include "tuner/gpu_args.h"
 #include "tuner/measure.h"
@@ -52,6 +54,10 @@ struct Result {
   std::optional<Mismatch> mismatch;  // when status is WrongResult because of an element
   std::vector<HostBuffer> outputs;   // when capture_outputs and the run succeeded
   double wall_ms = 0;                // the whole job, as the parent saw it
+  // Phases as the worker timed them (host wall clock, each ending in a sync):
+  double load_ms = 0;                // module load, function lookup, attributes
+  double verify_ms = 0;              // poison/restore, the checked run, the compare
+  double benchmark_ms = 0;           // warm-up and timed samples
 };
 
 // The worker's first message: whether it found a driver and which devices.
@@ -69,6 +75,11 @@ enum class MessageType : std::uint32_t {
   Shutdown = 4,  // parent -> worker
   Progress = 5,  // worker -> parent: a batch of `launches` starts now (0: set-up work)
   Result = 6,    // worker -> parent, ends a job; carries whether the worker now exits
+  // The compile pool's children (tuner/compile_pool.h) speak on their own socket:
+  CompileSetup = 7,  // parent -> compile child, once: its CompilerOptions
+  CompileReady = 8,  // compile child -> parent, once: set up, waiting for requests
+  CompileJob = 9,    // parent -> compile child: one CompileRequest
+  CompileDone = 10,  // compile child -> parent: the CompileReply to the last CompileJob
 };
 
 struct Message {
@@ -89,6 +100,25 @@ Result decode_result(const std::vector<std::uint8_t>& payload, bool* worker_exit
 Ready decode_ready(const std::vector<std::uint8_t>& payload);
 std::vector<HostBuffer> decode_buffers(const std::vector<std::uint8_t>& payload);
 int decode_progress(const std::vector<std::uint8_t>& payload);
+
+// A compile child's answer: the CompileResult, or the ktune::Error that
+// Compiler::compile threw for a problem of the whole run (an unreadable source),
+// to be rethrown in the parent. A crash of the child has no reply: the parent
+// sees the socket close.
+struct CompileReply {
+  CompileResult result;
+  bool threw = false;
+  Error::Kind error_kind = Error::Kind::Failed;
+  std::string error_message;
+  SourceLocation error_where;
+};
+
+std::vector<std::uint8_t> encode(const CompilerOptions& options);
+std::vector<std::uint8_t> encode(const CompileRequest& request);
+std::vector<std::uint8_t> encode(const CompileReply& reply);
+CompilerOptions decode_compiler_options(const std::vector<std::uint8_t>& payload);
+CompileRequest decode_compile_request(const std::vector<std::uint8_t>& payload);
+CompileReply decode_compile_reply(const std::vector<std::uint8_t>& payload);
 
 // Whole-message I/O on a blocking stream socket. send_message returns false
 // when the peer is gone (no SIGPIPE); receive_message returns nullopt on EOF

@@ -19,8 +19,8 @@ std::string joined(const std::set<std::string>& names) {
 }  // namespace
 
 double ReplayEvaluator::recorded_cost_s(const db::Evaluation& e) {
-  double ms = e.compile_ms.value_or(0) + e.verify_ms.value_or(0) + e.benchmark_ms.value_or(0) +
-              e.framework_ms.value_or(0);
+  double ms = e.compile_ms.value_or(0) + e.load_ms.value_or(0) + e.verify_ms.value_or(0) +
+              e.benchmark_ms.value_or(0) + e.framework_ms.value_or(0);
   if (!e.benchmark_ms) {
     // Older records carry no benchmark time: the samples are what the GPU spent.
     double sampled = 0;

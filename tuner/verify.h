@@ -6,6 +6,10 @@
 // the worst element: the one whose error exceeds its allowance by the largest
 // factor (a NaN counts as infinitely bad; the first one found is kept), and how
 // many elements failed. Pure host code: tested without a GPU.
+//
+// The worker applies these rules on the GPU (tuner/verify_device.h), so that
+// outputs need not come back to the host; this is the reference it is tested
+// against, and what verifies where the device has no room for the expected outputs.
 #pragma once
 
 #include <cstdint>

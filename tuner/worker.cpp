@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <memory>
 #include <new>
 
 #include <nvtx3/nvToolsExt.h>
 
 #include "tuner/protocol.h"
+#include "tuner/verify_device.h"
 
 namespace ktune::gpu {
 namespace {
@@ -30,7 +32,7 @@ class Session {
   Ready open(int gpu);
   // Runs one job; sets exit_after when the context is no longer usable.
   Result run(const Job& job, bool& exit_after);
-  void set_expected(std::vector<HostBuffer> expected) { expected_ = std::move(expected); }
+  void set_expected(std::vector<HostBuffer> expected);
 
  private:
   void progress(int launches) { send_message(fd_, MessageType::Progress, encode_progress(launches)); }
@@ -38,6 +40,7 @@ class Session {
   CUfunction load(const Job& job);
   ArgumentSet& arguments(const Job& job);
   bool context_healthy() const;
+  bool expected_on_device();
 
   int fd_;
   const CudaApi* api_ = nullptr;
@@ -49,8 +52,34 @@ class Session {
   std::vector<std::uint8_t> module_image_;
   std::vector<std::uint8_t> args_key_;
   std::unique_ptr<ArgumentSet> args_;
+  // The expected outputs arrive between jobs; the first verified job uploads
+  // them (inside a job, so a failure is that job's result, not the worker's
+  // end) and the host copy is dropped. They stay here, and verification runs
+  // on the host, only where the device has no room for them.
   std::vector<HostBuffer> expected_;
+  bool upload_pending_ = false;
+  std::unique_ptr<DeviceVerifier> verifier_;
 };
+
+void Session::set_expected(std::vector<HostBuffer> expected) {
+  if (verifier_) verifier_->clear();
+  expected_ = std::move(expected);
+  upload_pending_ = !expected_.empty();
+}
+
+bool Session::expected_on_device() {
+  if (upload_pending_) {
+    try {
+      if (!verifier_) verifier_ = std::make_unique<DeviceVerifier>(*api_, device_);
+      verifier_->set_expected(expected_);
+      std::vector<HostBuffer>().swap(expected_);  // frees the memory, not just the size
+    } catch (const CudaError& e) {
+      if (e.code() != CUDA_ERROR_OUT_OF_MEMORY) throw;  // left pending: the next job says it again
+    }
+    upload_pending_ = false;
+  }
+  return verifier_ && !verifier_->empty();
+}
 
 Ready Session::open(int gpu) {
   Ready ready;
@@ -103,6 +132,13 @@ ArgumentSet& Session::arguments(const Job& job) {
 
 void Session::execute(const Job& job, Result& r) {
   progress(0);
+  auto t0 = std::chrono::steady_clock::now();
+  auto lap = [&t0] {  // ms since the last lap
+    const auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - t0).count();
+    t0 = now;
+    return ms;
+  };
   CUfunction fn = load(job);
   const LaunchGeometry& g = job.geometry;
   r.resources = query_resources(*api_, fn);
@@ -120,18 +156,26 @@ void Session::execute(const Job& job, Result& r) {
     return;
   }
   fill_occupancy(*api_, fn, device_, g, r.resources);
+  r.load_ms = lap();
   ArgumentSet& args = arguments(job);
   NvtxRange range(job.label);
+  lap();  // argument set-up (once per worker, normally) counts as framework time
   if (job.verify || job.capture_outputs) {
+    const bool on_device = job.verify && expected_on_device();
+    if (job.verify && !on_device && expected_.empty())
+      throw Error::failed("verification asked for, but no expected outputs are set");
     args.prepare_verified_run();
     progress(1);
     measurer_->run_once(fn, g, args.kernel_params());
     progress(0);
-    std::vector<HostBuffer> outputs = args.read_outputs();
+    // Outputs come to the host only for the parent (capture) or a host compare.
+    std::vector<HostBuffer> outputs;
+    if (job.capture_outputs || !on_device) outputs = args.read_outputs();
     if (job.verify) {
-      if (expected_.empty()) throw Error::failed("verification asked for, but no expected outputs are set");
-      VerifyOutcome v = compare_outputs(outputs, expected_, job.tolerance);
+      VerifyOutcome v = on_device ? verifier_->compare(args.device_outputs(), job.tolerance)
+                                  : compare_outputs(outputs, expected_, job.tolerance);
       if (!v.ok) {
+        r.verify_ms = lap();
         r.status = Status::WrongResult;
         r.reason = v.reason;
         r.mismatch = v.worst;
@@ -139,10 +183,13 @@ void Session::execute(const Job& job, Result& r) {
       }
     }
     if (job.capture_outputs) r.outputs = std::move(outputs);
+    r.verify_ms = lap();
   }
-  if (job.measure)
+  if (job.measure) {
     r.timing = measurer_->measure(fn, g, args.kernel_params(), job.measure_options,
                                   [this](int n) { progress(n); }, &nvml_);
+    r.benchmark_ms = lap();
+  }
   r.sensors = nvml_.read();
 }
 

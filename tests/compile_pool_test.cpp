@@ -1,0 +1,222 @@
+// The compile pool (tuner/compile_pool.h): worker processes give the same
+// results as an in-process Compiler, failures and crashed children are data,
+// cache hits need no child, and results come back per ticket.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compile_test_util.h"
+#include "search/error.h"
+#include "tuner/compile_pool.h"
+
+namespace ktune {
+namespace {
+
+using testing::kernels_dir;
+using testing::ScopedEnv;
+using testing::TempDir;
+
+constexpr const char* kCrashVariable = "KTUNE_COMPILE_TEST_CRASH";
+constexpr const char* kCrashDefine = "KTUNE_TEST_CRASH_HERE";
+
+CompileRequest vector_add(int elems) {
+  CompileRequest r;
+  r.source_path = kernels_dir() / "vector_add.cu";
+  r.kernel_name = "vector_add";
+  r.defines = {{"ELEMS_PER_THREAD", std::to_string(elems)}};
+  r.block_threads = 256;
+  return r;
+}
+
+CompilePoolOptions options(const TempDir& cache, unsigned workers) {
+  CompilePoolOptions o;
+  o.workers = workers;
+  o.compiler.cache_dir = cache.path();
+  return o;
+}
+
+std::vector<CompileRequest> distinct_configs(int n) {
+  std::vector<CompileRequest> out;
+  for (int e = 1; e <= n; ++e) out.push_back(vector_add(e));
+  return out;
+}
+
+// The children must be processes unless a test asks otherwise.
+class CompilePoolTest : public ::testing::Test {
+ protected:
+  ScopedEnv in_process_{"KTUNE_COMPILE_IN_PROCESS", nullptr};
+  ScopedEnv crash_{kCrashVariable, nullptr};
+  TempDir cache_;
+};
+
+void expect_same(const CompileResult& got, const CompileResult& want) {
+  ASSERT_TRUE(got.ok) << got.log;
+  EXPECT_EQ(got.cache_key, want.cache_key);
+  EXPECT_EQ(got.lowered_name, want.lowered_name);
+  EXPECT_TRUE(got.cubin == want.cubin) << "cubins differ";
+  EXPECT_EQ(got.resources, want.resources);
+  ASSERT_TRUE(got.occupancy && want.occupancy);
+  EXPECT_EQ(got.occupancy->fraction, want.occupancy->fraction);
+  EXPECT_GT(got.compile_ms, 0);
+}
+
+TEST_F(CompilePoolTest, ProcessesMatchTheInProcessCompilerInInputOrder) {
+  const std::vector<CompileRequest> requests = distinct_configs(6);
+  CompilePool pool(options(cache_, 2));
+  EXPECT_EQ(pool.workers(), 2u);
+  const std::vector<CompileResult> got = pool.compile(requests);
+  EXPECT_FALSE(pool.in_process());
+  EXPECT_EQ(pool.deaths(), 0);
+  TempDir other;
+  CompilerOptions co;
+  co.cache_dir = other.path();
+  const Compiler reference(co);
+  ASSERT_EQ(got.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    SCOPED_TRACE("ELEMS_PER_THREAD=" + requests[i].defines[0].second);
+    EXPECT_FALSE(got[i].cache_hit);
+    expect_same(got[i], reference.compile(requests[i]));
+  }
+
+  // A second pass is all cache hits, with the same results.
+  const std::vector<CompileResult> again = pool.compile(requests);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_TRUE(again[i].cache_hit);
+    expect_same(again[i], got[i]);
+  }
+}
+
+TEST_F(CompilePoolTest, CacheHitsNeedNoChild) {
+  const std::vector<CompileRequest> requests = distinct_configs(3);
+  CompilerOptions co;
+  co.cache_dir = cache_.path();
+  const Compiler warm(co);
+  for (const CompileRequest& r : requests) ASSERT_TRUE(warm.compile(r).ok);
+  // Any request reaching a child now kills it: none may.
+  ScopedEnv crash(kCrashVariable, "ELEMS_PER_THREAD");
+  CompilePool pool(options(cache_, 1));
+  for (const CompileResult& r : pool.compile(requests)) {
+    EXPECT_TRUE(r.ok) << r.log;
+    EXPECT_TRUE(r.cache_hit);
+  }
+  EXPECT_EQ(pool.deaths(), 0);
+}
+
+TEST_F(CompilePoolTest, CompileErrorComesBackWithTheLog) {
+  CompileRequest bad;
+  bad.source_path = kernels_dir() / "syntax_error.cu";
+  bad.kernel_name = "broken";
+  CompilePool pool(options(cache_, 1));
+  const CompileResult r = pool.take(pool.submit(bad));
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("undeclared_identifier"), std::string::npos) << r.log;
+  EXPECT_NE(r.error_line().find("error"), std::string::npos) << r.error_line();
+  EXPECT_EQ(pool.deaths(), 0);
+  // The pool goes on.
+  EXPECT_TRUE(pool.take(pool.submit(vector_add(2))).ok);
+}
+
+TEST_F(CompilePoolTest, DeadChildIsACompileErrorAndTheNextChildGoesOn) {
+  ScopedEnv crash(kCrashVariable, kCrashDefine);  // before the pool: children inherit it
+  std::vector<CompileRequest> requests = distinct_configs(4);
+  requests[1].defines.emplace_back(kCrashDefine, "1");
+  CompilePool pool(options(cache_, 1));
+  const std::vector<CompileResult> got = pool.compile(requests);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_FALSE(got[1].ok);
+  EXPECT_EQ(got[1].log.rfind("compiler process died: signal 11", 0), 0u) << got[1].log;
+  EXPECT_EQ(got[1].error_line().rfind("compiler process died: signal 11", 0), 0u);
+  for (size_t i : {0u, 2u, 3u}) EXPECT_TRUE(got[i].ok) << i << ": " << got[i].log;
+  EXPECT_EQ(pool.deaths(), 1);
+  EXPECT_FALSE(pool.in_process());
+  // A crash is not cached: the same request is compiled (and crashes) again.
+  EXPECT_FALSE(pool.take(pool.submit(requests[1])).ok);
+  EXPECT_EQ(pool.deaths(), 2);
+}
+
+TEST_F(CompilePoolTest, TakeAnyHandsOutEveryTicketOnce) {
+  const std::vector<CompileRequest> requests = distinct_configs(5);
+  std::ifstream in(requests[0].source_path);
+  const std::string source{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  CompilePool pool(options(cache_, 3));
+  std::vector<CompilePool::Ticket> tickets;
+  for (const CompileRequest& r : requests) tickets.push_back(pool.submit(r));
+  const std::vector<CompilePool::Ticket> all = tickets;
+  std::set<CompilePool::Ticket> seen;
+  std::set<std::string> keys;
+  while (!tickets.empty()) {
+    auto [t, r] = pool.take_any(tickets);
+    EXPECT_TRUE(seen.insert(t).second);
+    EXPECT_TRUE(r.ok) << r.log;
+    // The result belongs to its ticket's request.
+    const size_t i = static_cast<size_t>(std::find(all.begin(), all.end(), t) - all.begin());
+    ASSERT_LT(i, requests.size());
+    EXPECT_EQ(r.cache_key, compile_cache_key(requests[i], source));
+    keys.insert(r.cache_key);
+  }
+  EXPECT_EQ(seen.size(), requests.size());
+  EXPECT_EQ(keys.size(), requests.size());
+  EXPECT_THROW(pool.take(all[0]), Error);  // taken already
+}
+
+TEST_F(CompilePoolTest, InProcessFallbackOnRequest) {
+  ScopedEnv in_process("KTUNE_COMPILE_IN_PROCESS", "1");
+  CompilePool pool(options(cache_, 2));
+  EXPECT_TRUE(pool.in_process());
+  for (const CompileResult& r : pool.compile(distinct_configs(3))) EXPECT_TRUE(r.ok) << r.log;
+}
+
+TEST_F(CompilePoolTest, InterruptStopsTheWaitAndThePoolRecovers) {
+  std::atomic<bool> interrupt{true};
+  CompilePoolOptions o = options(cache_, 1);
+  o.interrupt = &interrupt;
+  CompilePool pool(o);
+  const CompilePool::Ticket t = pool.submit(vector_add(3));
+  try {
+    pool.take(t);
+    FAIL() << "no interruption";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "interrupted");
+  }
+  pool.cancel();
+  interrupt = false;
+  EXPECT_TRUE(pool.take(pool.submit(vector_add(4))).ok);
+}
+
+TEST_F(CompilePoolTest, UnreadableSourceIsBadInputEitherSide) {
+  CompileRequest missing = vector_add(1);
+  missing.source_path = cache_.path() / "no_such_kernel.cu";
+  {
+    // With a cache, the lookup in this process finds out.
+    CompilePool pool(options(cache_, 1));
+    try {
+      pool.submit(missing);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), Error::Kind::BadInput);
+    }
+  }
+  // Without one, the child does, and its Error is rethrown here.
+  CompilePoolOptions o = options(cache_, 1);
+  o.compiler.use_cache = false;
+  CompilePool pool(o);
+  const CompilePool::Ticket t = pool.submit(missing);
+  try {
+    pool.take(t);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), Error::Kind::BadInput);
+    EXPECT_EQ(e.where().file, missing.source_path.string());
+  }
+  EXPECT_EQ(pool.deaths(), 0);
+  EXPECT_TRUE(pool.take(pool.submit(vector_add(5))).ok);
+}
+
+}  // namespace
+}  // namespace ktune
