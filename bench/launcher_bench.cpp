@@ -34,8 +34,17 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kLaunches = 256;
 constexpr int kN = 1024;
-const std::string kSpec = std::string(KTUNE_TEMPLATES_DIR) + "/vector_add/vector_add.yaml";
-const std::string kResults = std::string(KTUNE_EXAMPLES_DIR) + "/data/vector_add_h100.json";
+// The path in the source tree this was built from, else the same path
+// relative to the working directory (a GPU host runs a copy of the tree from
+// its root).
+std::string in_tree(const std::string& built, const std::string& relative) {
+  return std::filesystem::exists(built) ? built : relative;
+}
+
+const std::string kSpec =
+    in_tree(std::string(KTUNE_TEMPLATES_DIR) + "/vector_add/vector_add.yaml", "templates/vector_add/vector_add.yaml");
+const std::string kResults =
+    in_tree(std::string(KTUNE_EXAMPLES_DIR) + "/data/vector_add_h100.json", "examples/data/vector_add_h100.json");
 
 // One context, buffers and a warm cubin cache for all benchmarks.
 struct Gpu {

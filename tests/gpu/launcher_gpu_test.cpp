@@ -17,7 +17,15 @@ using namespace ktune::gpu;
 
 namespace {
 
-const std::string kSpec = std::string(KTUNE_TEMPLATES_DIR) + "/vector_add/vector_add.yaml";
+// The path in the source tree this was built from, else the same path
+// relative to the working directory (a GPU host runs a copy of the tree from
+// its root).
+std::string in_tree(const std::string& built, const std::string& relative) {
+  return std::filesystem::exists(built) ? built : relative;
+}
+
+const std::string kSpec =
+    in_tree(std::string(KTUNE_TEMPLATES_DIR) + "/vector_add/vector_add.yaml", "templates/vector_add/vector_add.yaml");
 
 class LauncherGpuTest : public ::testing::Test {
  protected:
@@ -40,7 +48,8 @@ class LauncherGpuTest : public ::testing::Test {
   LauncherOptions options() {
     LauncherOptions o;
     o.spec = kSpec;
-    o.results = std::string(KTUNE_EXAMPLES_DIR) + "/data/vector_add_h100.json";
+    o.results = in_tree(std::string(KTUNE_EXAMPLES_DIR) + "/data/vector_add_h100.json",
+                        "examples/data/vector_add_h100.json");
     o.cache_dir = cache_.string();
     o.report = [this](const std::string& line) { reports_.push_back(line); };
     return o;
