@@ -17,7 +17,7 @@ const std::vector<StrategyDef>& defs() {
     return std::vector<StrategyDef>{
         brute_force_def(), random_sample_def(), simulated_annealing_def(), genetic_algorithm_def(),
         pso_def(),         diff_evo_def(),      firefly_def(),             mls_def(),
-        greedy_ils_def(),  bayes_opt_def(),     model_rank_def()};
+        greedy_ils_def(),  bayes_opt_def(),     model_rank_def(),          auto_def()};
   }();
   return all;
 }
@@ -96,7 +96,7 @@ const std::vector<StrategyInfo>& strategy_catalog() {
 // Chosen by measurement (docs/strategies.md, "Choosing the default"): ahead of
 // random search in P-score at every budget from 10 to 100 evaluations on three
 // synthetic landscapes, and the best or tied-best of all strategies from 50 on.
-const char* default_strategy_name() { return "bayes_opt"; }
+const char* default_strategy_name() { return "auto"; }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name, StrategyContext ctx) {
   const StrategyDef* def = nullptr;

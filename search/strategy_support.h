@@ -51,6 +51,7 @@ struct StrategyDef {
 };
 
 // One per strategy file, in catalog order (see strategy_registry.cpp).
+StrategyDef auto_def();
 StrategyDef brute_force_def();
 StrategyDef random_sample_def();
 StrategyDef simulated_annealing_def();

@@ -157,6 +157,13 @@ TEST_F(Cli, StrategyComparisonReportsJsonAndPlot) {
   EXPECT_TRUE(j["strategies"][0].contains("p_score"));
   EXPECT_TRUE(j["strategies"][0]["evals_to_fraction"].contains("0.95"));
   EXPECT_TRUE(fs::exists(svg));
+  // Options per strategy; a bad one is bad input.
+  Ran opts = ktune("strategies compare " + kVecSpec + " --simulate " + kVecData +
+                   " --strategies auto:switch_at=5,bayes_opt:initial_samples=4:acquisition=lcb --runs 2 --max-fevals 20 --json");
+  ASSERT_EQ(opts.status, 0) << opts.out;
+  auto jo = nlohmann::json::parse(opts.out);
+  EXPECT_EQ(jo["strategies"][0]["name"], "auto:switch_at=5");
+  EXPECT_EQ(ktune("strategies compare " + kVecSpec + " --simulate " + kVecData + " --strategies auto:no_such=1").status, 2);
   EXPECT_EQ(ktune("strategies compare " + kVecSpec + " --simulate " + kVecData + " --strategies nope").status, 2);
 }
 

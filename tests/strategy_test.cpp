@@ -111,7 +111,8 @@ INSTANTIATE_TEST_SUITE_P(Strategies, EveryStrategy, ::testing::ValuesIn(all_stra
 TEST(Strategies, GuidedOnesFindTheBowlOptimumWithAFractionOfTheSpace) {
   const SearchSpace space = bowl_space();
   const ExhaustiveTable table = table_of(space, bowl, 10);
-  for (const char* name : {"mls", "greedy_ils", "bayes_opt", "model_rank", "pso", "firefly", "simulated_annealing"}) {
+  for (const char* name :
+       {"mls", "greedy_ils", "bayes_opt", "model_rank", "auto", "pso", "firefly", "simulated_annealing"}) {
     int found = 0;
     for (uint64_t seed = 1; seed <= 10; ++seed) {
       Outcome o = run(name, space, table, Budget{120, 0}, seed);
@@ -125,7 +126,7 @@ TEST(Strategies, CatalogIsCompleteAndDefaultIsInIt) {
   std::set<std::string> names;
   for (const StrategyInfo& s : strategy_catalog()) names.insert(s.name);
   for (const char* n : {"brute_force", "random_sample", "simulated_annealing", "genetic_algorithm", "pso", "diff_evo",
-                        "firefly", "mls", "greedy_ils", "bayes_opt", "model_rank"})
+                        "firefly", "mls", "greedy_ils", "bayes_opt", "model_rank", "auto"})
     EXPECT_TRUE(names.count(n)) << n;
   EXPECT_TRUE(names.count(default_strategy_name()));
   for (const StrategyInfo& s : strategy_catalog())

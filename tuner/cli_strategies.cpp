@@ -59,9 +59,19 @@ std::vector<StrategyRun> parse_strategies(const std::string& list) {
       if (s.name != "brute_force") out.push_back({s.name, {}, ""});
     return out;
   }
+  // name or name:option=value:option=value (labelled as written)
   std::stringstream ss(list);
-  for (std::string name; std::getline(ss, name, ',');)
-    if (!name.empty()) out.push_back({name, {}, ""});
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty()) continue;
+    std::stringstream parts(item);
+    std::string name, part;
+    std::getline(parts, name, ':');
+    std::vector<std::string> settings;
+    while (std::getline(parts, part, ':')) settings.push_back(part);
+    StrategyRun run{name, {}, settings.empty() ? "" : item};
+    for (auto& [key, value] : parse_constant_overrides(settings)) run.options[key] = value;
+    out.push_back(std::move(run));
+  }
   return out;
 }
 
@@ -134,7 +144,9 @@ void add_strategies_command(CLI::App& app, CommandResult& result) {
   cmp->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
   cmp->add_option("--simulate", o->simulate, "recorded data: a ktune database or Kernel Tuner cache")->required();
   cmp->add_option("--device", o->device, "which device's results, where the data holds several");
-  cmp->add_option("--strategies", o->strategies, "comma-separated names (default: all but brute_force)");
+  cmp->add_option("--strategies", o->strategies,
+                  "comma-separated names, each optionally with options: bayes_opt:initial_samples=20 "
+                  "(default: all but brute_force)");
   cmp->add_option("--runs", o->runs, "runs per strategy (seeds seed, seed+1, ...)")->capture_default_str();
   cmp->add_option("--max-fevals", o->max_fevals, "evaluations per run")->capture_default_str();
   cmp->add_option("--seed", o->seed, "first seed")->capture_default_str();

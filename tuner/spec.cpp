@@ -80,7 +80,7 @@ ConstantOverrides parse_constant_overrides(const std::vector<std::string>& items
   ConstantOverrides out;
   for (const std::string& text : items) {
     const size_t eq = text.find('=');
-    if (eq == std::string::npos || eq == 0) throw Error::bad_input("--set '" + text + "' is not NAME=VALUE");
+    if (eq == std::string::npos || eq == 0) throw Error::bad_input("'" + text + "' is not NAME=VALUE");
     out.emplace_back(text.substr(0, eq), override_value(text.substr(eq + 1)));
   }
   return out;
