@@ -17,7 +17,6 @@
 #include "db/interchange.h"
 #include "db/store.h"
 #include "tuner/compiler.h"
-#include "tuner/devices.h"
 #include "tuner/driver.h"
 #include "tuner/kernel_build.h"
 #include "tuner/measure.h"
@@ -146,7 +145,13 @@ struct Launcher::Impl {
   Prepared* last = nullptr;
   std::unique_ptr<gpu::PrimaryContext> own_context;  // when the caller had none current
   const gpu::CudaApi* api = nullptr;
-  std::map<CUdevice, gpu::DeviceInfo> devices;
+  // Name and compute capability per device: all selection needs. (The full
+  // gpu::query_device also opens NVML, which costs milliseconds of cold start.)
+  struct Device {
+    std::string name;
+    int cc = 0;
+  };
+  std::map<CUdevice, Device> devices;
 
   void report(const std::string& line) const {
     if (options.report) options.report(line);
@@ -158,7 +163,7 @@ struct Launcher::Impl {
   // The chosen configuration in the spec's parameter order, filled into c.
   std::vector<Value> decide(const Spec& spec, const std::string& device, int cc, Choice& c) const;
   Prepared& prepare_locked(const Problem& problem);
-  const gpu::DeviceInfo& current_device(CUcontext& context);
+  const Device& current_device(CUcontext& context);
 };
 
 std::vector<Value> Launcher::Impl::decide(const Spec& spec, const std::string& device, int cc, Choice& c) const {
@@ -212,7 +217,7 @@ std::vector<Value> Launcher::Impl::decide(const Spec& spec, const std::string& d
   return config;
 }
 
-const gpu::DeviceInfo& Launcher::Impl::current_device(CUcontext& context) {
+const Launcher::Impl::Device& Launcher::Impl::current_device(CUcontext& context) {
   if (!api) {
     const gpu::DriverLoad& driver = gpu::cuda_driver();
     if (!driver.ready()) throw Error::failed("no CUDA driver: " + driver.message);
@@ -228,9 +233,14 @@ const gpu::DeviceInfo& Launcher::Impl::current_device(CUcontext& context) {
   gpu::check(*api, api->cuCtxGetDevice(&dev), "cuCtxGetDevice");
   auto it = devices.find(dev);
   if (it == devices.end()) {
-    int version = 0;
-    api->cuDriverGetVersion(&version);
-    it = devices.emplace(dev, gpu::query_device(*api, static_cast<int>(dev), version)).first;
+    char name[256] = {};
+    int major = 0, minor = 0;
+    gpu::check(*api, api->cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
+    gpu::check(*api, api->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+               "cuDeviceGetAttribute");
+    gpu::check(*api, api->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+               "cuDeviceGetAttribute");
+    it = devices.emplace(dev, Device{name, major * 10 + minor}).first;
   }
   return it->second;
 }
@@ -254,20 +264,20 @@ Prepared& Launcher::Impl::prepare_locked(const Problem& problem) {
       return *last;
     }
   const auto t0 = std::chrono::steady_clock::now();
-  const gpu::DeviceInfo& device = current_device(context);
+  const Device& device = current_device(context);
   const Spec spec = spec_for(key);
   auto p = std::make_unique<Prepared>();
-  const std::vector<Value> config = decide(spec, device.name, device.cc_major * 10 + device.cc_minor, p->choice);
+  const std::vector<Value> config = decide(spec, device.name, device.cc, p->choice);
   if (!compiler) {
     CompilerOptions co;
     co.cache_dir = options.cache_dir;
     compiler = std::make_unique<Compiler>(co);
   }
   const LaunchResult g = spec.geometry(config);
-  const CompileResult r = compiler->compile(make_compile_request(spec, config, *g.launch, Arch(device.cc_major * 10 + device.cc_minor)));
+  const CompileResult r = compiler->compile(make_compile_request(spec, config, *g.launch, Arch(device.cc)));
   if (!r.ok)
     throw Error::failed("kernel '" + spec.kernel.name + "' with " + p->choice.config_text() +
-                        " does not compile for " + device.arch() + ": " + r.error_line());
+                        " does not compile for sm_" + std::to_string(device.cc) + ": " + r.error_line());
   p->module = std::make_unique<gpu::Module>(*api, std::vector<std::uint8_t>(r.cubin.begin(), r.cubin.end()));
   p->function = p->module->function(r.lowered_name);
   gpu::LaunchGeometry geometry;
