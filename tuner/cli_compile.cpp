@@ -3,16 +3,16 @@
 // shared and local memory, spills and theoretical occupancy.
 #include <CLI/CLI.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <iostream>
-#include <mutex>
 #include <random>
 #include <thread>
+#include <unordered_map>
 
 #include "search/error.h"
 #include "tuner/cli.h"
 #include "tuner/cli_json.h"
+#include "tuner/compile_pool.h"
 #include "tuner/kernel_build.h"
 #include "tuner/progress.h"
 #include "tuner/spec.h"
@@ -58,29 +58,36 @@ std::vector<Config> choose_configs(const Spec& spec, const CompileOptions& o) {
   return space.sample(o.sample ? o.sample : 1, rng, true);
 }
 
+// Compiles through the same pool of worker processes as `ktune tune`
+// (NVRTC scales over processes, not threads: tuner/compile_pool.h).
 void compile_all(const Spec& spec, const Arch& arch, std::vector<Row>& rows, unsigned jobs, bool progress) {
-  const Compiler compiler;
-  std::atomic<size_t> next{0}, done{0}, failed{0};
+  CompilePoolOptions po;
+  po.workers = jobs;
+  CompilePool pool(po);
+  size_t done = 0, failed = 0;
   Progress bar("compile", rows.size(), progress);
-  auto work = [&] {
-    for (size_t i; (i = next++) < rows.size();) {
-      Row& row = rows[i];
-      const auto values = spec.space().values(row.config);
-      const LaunchResult geo = spec.geometry(values);
-      if (!geo.ok()) {
-        row.launch_error = geo.error;
-        ++failed;
-      } else {
-        row.result = compiler.compile(make_compile_request(spec, values, *geo.launch, arch));
-        if (!row.result.ok) ++failed;
-      }
-      bar.update(++done, "failed " + std::to_string(failed.load()));
+  std::vector<CompilePool::Ticket> waiting;
+  std::unordered_map<CompilePool::Ticket, size_t> row_of;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto values = spec.space().values(rows[i].config);
+    const LaunchResult geo = spec.geometry(values);
+    if (!geo.ok()) {
+      rows[i].launch_error = geo.error;
+      ++failed;
+      bar.update(++done, "failed " + std::to_string(failed));
+      continue;
     }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < jobs; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+    const CompilePool::Ticket t = pool.submit(make_compile_request(spec, values, *geo.launch, arch));
+    waiting.push_back(t);
+    row_of[t] = i;
+  }
+  while (!waiting.empty()) {
+    auto [ticket, result] = pool.take_any(waiting);
+    Row& row = rows[row_of.at(ticket)];
+    row.result = std::move(result);
+    if (!row.result.ok) ++failed;
+    bar.update(++done, "failed " + std::to_string(failed));
+  }
   bar.finish();
 }
 
@@ -172,7 +179,7 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
   cfg->excludes(smp)->excludes(all);
   smp->excludes(all);
   sub->add_option("--seed", o->seed, "seed for --sample");
-  sub->add_option("-j,--jobs", o->jobs, "parallel compiles (default: one per core)");
+  sub->add_option("-j,--jobs", o->jobs, "parallel compiles, one worker process each (default: one per core)");
   sub->add_flag("--log", o->show_log, "print each configuration's NVRTC log");
   sub->add_flag("--json", o->json, "machine-readable output");
   sub->callback([o, &result] { result.exit_status = run_compile(*o); });
