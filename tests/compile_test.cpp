@@ -363,5 +363,29 @@ TEST_F(CompileTest, ConcurrentCompilesShareOneCache) {
   }
 }
 
+// A tunable named like an identifier in CUDA's own headers (`mode` is a
+// parameter name in NVRTC's builtin header) breaks every configuration inside
+// that header; the reason says which macro and what to do. An error in the
+// kernel's own code is reported as NVRTC wrote it.
+TEST_F(CompileTest, MacroClashingWithACudaHeaderIsNamed) {
+  const std::filesystem::path src = cache_.path() / "clash.cu";
+  write(src, "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = mode; }\n");
+  CompileRequest r;
+  r.source_path = src;
+  r.kernel_name = "k";
+  r.defines = {{"mode", "1"}, {"block_size_x", "32"}};
+  const CompileResult clash = compiler().compile(r);
+  ASSERT_FALSE(clash.ok);
+  EXPECT_EQ(clash.error_line().rfind("error: 'mode' is passed as -D macro and also an identifier in a CUDA header", 0),
+            0u)
+      << clash.log;
+  write(src, "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = undefined_name; }\n");
+  r.defines = {{"block_size_x", "32"}};
+  const CompileResult own = compiler().compile(r);
+  ASSERT_FALSE(own.ok);
+  EXPECT_NE(own.error_line().find("clash.cu"), std::string::npos) << own.log;
+  EXPECT_EQ(own.log.find("passed as -D macro"), std::string::npos) << own.log;
+}
+
 }  // namespace
 }  // namespace ktune

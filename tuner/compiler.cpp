@@ -2,6 +2,7 @@
 
 #include <nvrtc.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -18,6 +19,47 @@
 namespace ktune {
 namespace fs = std::filesystem;
 namespace {
+
+bool has_word(std::string_view text, std::string_view word) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
+    const bool left = at == 0 || !ident(text[at - 1]);
+    const bool right = at + word.size() == text.size() || !ident(text[at + word.size()]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// A tunable passed as -Dname breaks CUDA's own headers when `name` is also an
+// identifier there (`mode` is a parameter name in NVRTC's builtin header):
+// every configuration then fails with errors deep in a header the user never
+// wrote. When errors are in NVRTC's builtin header or the toolkit's headers
+// and their context names a defined macro, say so first, in one line.
+std::string header_clash_hint(const std::string& log, const CompileRequest& request, const fs::path& cuda_include) {
+  std::istringstream lines(log);
+  std::string line, where;
+  std::set<std::string> clashing;
+  bool in_header_error = false;
+  while (std::getline(lines, line)) {
+    const size_t paren = line.find('(');
+    const bool error_line = line.find(": error") != std::string::npos && paren != std::string::npos;
+    if (error_line) {
+      const std::string file = line.substr(0, paren);
+      in_header_error = file == "__nv_nvrtc_builtin_header.h" ||
+                        (!cuda_include.empty() && file.rfind(cuda_include.string(), 0) == 0);
+      if (in_header_error && where.empty()) where = line.substr(0, line.find(':'));
+    }
+    if (!in_header_error) continue;
+    for (const auto& [name, value] : request.defines)
+      if (has_word(error_line ? line.substr(line.find(": error")) : line, name)) clashing.insert(name);
+  }
+  if (clashing.empty()) return "";
+  std::string names;
+  for (const std::string& n : clashing) names += (names.empty() ? "'" : ", '") + n + "'";
+  return "error: " + names + (clashing.size() > 1 ? " are" : " is") +
+         " passed as -D macro and also an identifier in a CUDA header (first error at " + where +
+         "): rename the tunable parameter in the spec and the kernel";
+}
 
 // Bump when the meaning of a cache entry changes (fields, options ktune adds).
 constexpr std::string_view kKeySchema = "ktune-compile-key 1";
@@ -263,6 +305,7 @@ CompileResult Compiler::compile_with_nvrtc(const CompileRequest& request, const 
   rc = nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
   r.log = program_log(prog.get());
   if (rc != NVRTC_SUCCESS) {
+    if (const std::string hint = header_clash_hint(r.log, request, cuda_include_dir_); !hint.empty()) r.log = hint + "\n" + r.log;
     append_line(r.log, std::string("nvrtc: ") + nvrtcGetErrorString(rc));
     if (rc != NVRTC_ERROR_COMPILATION && rc != NVRTC_ERROR_INVALID_OPTION) *cacheable = false;
     return r;
