@@ -5,6 +5,7 @@
 #include <tuple>
 #include <set>
 
+#include "db/device_names.h"
 #include "db/kerneltuner.h"
 #include "db/t4.h"
 #include "search/error.h"
@@ -76,6 +77,15 @@ ImportSummary import_results(Store& store, const ResultSet& rs, const std::strin
   Store::Transaction tx(store);
   DeviceInfo d;
   d.name = s.device;
+  // Neither format records the compute capability; a known name supplies it,
+  // unless the store already has one for the device (measured by ktune).
+  bool known = false;
+  for (const DeviceRow& row : store.devices()) known = known || (row.info.name == s.device && row.info.cc_major > 0);
+  if (!known) {
+    const int cc = known_compute_capability(s.device);
+    d.cc_major = cc / 10;
+    d.cc_minor = cc % 10;
+  }
   s.series.device_id = store.upsert_device(d);
   s.series.kernel_id = store.upsert_kernel(imported_kernel(s.kernel, rs.param_names, rs.param_types));
   s.series.psize_id = store.upsert_problem_size(rs.problem_size);

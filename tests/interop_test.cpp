@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "db/device_names.h"
 #include "db/interchange.h"
 #include "db/kerneltuner.h"
 #include "db/t4.h"
@@ -280,6 +281,9 @@ TEST(Import, RecordsARunAndSkipsDuplicates) {
   EXPECT_EQ(other.inserted, 6u);
   EXPECT_EQ(store.best({}).size(), 2u);
   EXPECT_EQ(store.results({.run_id = s.run_id}).size(), 6u);
+  // The compute capabilities come from the device names.
+  EXPECT_EQ(store.best({.compute_capability = 86}).size(), 1u);
+  EXPECT_EQ(store.best({.compute_capability = 80}).size(), 1u);
 
   // T4 without a device needs one; with it, the kernel name is required too.
   EXPECT_THROW(import_file(store, data("t4/kt_compilation.json")), Error);
@@ -338,4 +342,27 @@ TEST(Export, RefusesSeveralSeries) {
   EXPECT_FALSE(fs::exists(dir.file("x.json")));
   EXPECT_EQ(export_file(store, {.device = "NVIDIA A100"}, ExportFormat::KernelTuner, dir.file("x.json")), 6u);
   EXPECT_THROW(export_file(store, {.kernel = "nope"}, ExportFormat::T4, dir.file("y.json")), Error);
+}
+
+// Kernel Tuner and T4 files carry no compute capability: a known device name
+// supplies it, so imported results join the architecture fallback.
+TEST(DeviceNames, KnownGpusHaveTheirComputeCapability) {
+  using ktune::db::known_compute_capability;
+  EXPECT_EQ(known_compute_capability("NVIDIA H100 80GB HBM3"), 90);
+  EXPECT_EQ(known_compute_capability("NVIDIA H200"), 90);
+  EXPECT_EQ(known_compute_capability("NVIDIA GH200 480GB"), 90);
+  EXPECT_EQ(known_compute_capability("NVIDIA A100-SXM4-80GB"), 80);
+  EXPECT_EQ(known_compute_capability("NVIDIA A100-PCIE-40GB"), 80);
+  EXPECT_EQ(known_compute_capability("NVIDIA A10G"), 86);
+  EXPECT_EQ(known_compute_capability("NVIDIA RTX A6000"), 86);
+  EXPECT_EQ(known_compute_capability("NVIDIA GeForce RTX 4090"), 89);
+  EXPECT_EQ(known_compute_capability("NVIDIA RTX 6000 Ada Generation"), 89);
+  EXPECT_EQ(known_compute_capability("NVIDIA L40S"), 89);
+  EXPECT_EQ(known_compute_capability("NVIDIA GeForce RTX 3090"), 86);
+  EXPECT_EQ(known_compute_capability("Tesla V100-SXM2-32GB"), 70);
+  EXPECT_EQ(known_compute_capability("Tesla T4"), 75);
+  EXPECT_EQ(known_compute_capability("NVIDIA GeForce GTX 1080 Ti"), 61);
+  EXPECT_EQ(known_compute_capability("NVIDIA B200"), 100);
+  EXPECT_EQ(known_compute_capability("AMD Instinct MI250X"), 0);
+  EXPECT_EQ(known_compute_capability("my-gpu"), 0);
 }

@@ -80,11 +80,12 @@ TEST_F(LauncherTest, SelectsFromDatabaseAndJsonAlike) {
     EXPECT_EQ(exact.match, "exact device") << results;
     EXPECT_NE(exact.source.find(kH100 + ", problem size 67108864"), std::string::npos) << exact.source;
     EXPECT_EQ(exact.problem_size_total, 67108864);
-    // Same compute capability: only the PCIe entry has one (a Kernel Tuner
-    // cache does not record it).
+    // Same compute capability: the import knew the H100's from its name; of
+    // the two sm_90 entries the one nearest in problem size answers.
     const Choice same = l.choose(full, "NVIDIA GH200 480GB", 90);
     EXPECT_EQ(same.match, "same compute capability");
-    EXPECT_EQ(value_of(same, "block_size_x"), "512");
+    EXPECT_EQ(same.config, exact.config);
+    EXPECT_EQ(value_of(l.choose({{"n", 1 << 20}}, "NVIDIA GH200 480GB", 90), "block_size_x"), "512");
     EXPECT_EQ(l.choose(full, "NVIDIA H20", 91).match, "same major architecture");
     const Choice other = l.choose(full, "NVIDIA A100-SXM4-80GB", 80);
     EXPECT_EQ(other.match, "most often best");
