@@ -8,11 +8,7 @@
 #define WPR (TPR / 32)                            // warps per row
 #define VPT (ROW_LEN / (TPR * vector_width))      // vectors per thread
 
-template <int W> struct VecOf;
-template <> struct VecOf<1> { typedef float T; };
-template <> struct VecOf<2> { typedef float2 T; };
-template <> struct VecOf<4> { typedef float4 T; };
-typedef VecOf<vector_width>::T vec_t;
+#include "vec.cuh"  // vec_t
 #if streaming_stores
 #define STORE(p, v) __stcs((p), (v))
 #else

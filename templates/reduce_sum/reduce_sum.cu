@@ -37,11 +37,7 @@
 #define passes 2
 #endif
 
-template <int W> struct VecOf;
-template <> struct VecOf<1> { typedef float T; };
-template <> struct VecOf<2> { typedef float2 T; };
-template <> struct VecOf<4> { typedef float4 T; };
-typedef VecOf<vector_width>::T vec_t;
+#include "../common/vec.cuh"  // vec_t
 
 __device__ __forceinline__ float hsum(float v) { return v; }
 __device__ __forceinline__ float hsum(float2 v) { return v.x + v.y; }

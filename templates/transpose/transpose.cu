@@ -35,11 +35,7 @@
 
 #define TILE (block_size_x * vector_width)
 
-template <int W> struct VecOf;
-template <> struct VecOf<1> { typedef float T; };
-template <> struct VecOf<2> { typedef float2 T; };
-template <> struct VecOf<4> { typedef float4 T; };
-typedef VecOf<vector_width>::T vec_t;
+#include "../common/vec.cuh"  // vec_t
 
 __device__ __forceinline__ vec_t load_vec(const float* p) {
 #if read_only

@@ -27,11 +27,7 @@
 #define grid_stride 0
 #endif
 
-template <int W> struct VecOf;
-template <> struct VecOf<1> { typedef float T; };
-template <> struct VecOf<2> { typedef float2 T; };
-template <> struct VecOf<4> { typedef float4 T; };
-typedef VecOf<vector_width>::T vec_t;
+#include "../common/vec.cuh"  // vec_t
 
 __device__ __forceinline__ float vfma(float x, float s, float y) { return fmaf(s, y, x); }
 __device__ __forceinline__ float2 vfma(float2 x, float s, float2 y) {

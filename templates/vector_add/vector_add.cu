@@ -27,11 +27,7 @@
 #define grid_stride 0
 #endif
 
-template <int W> struct VecOf;
-template <> struct VecOf<1> { typedef float T; };
-template <> struct VecOf<2> { typedef float2 T; };
-template <> struct VecOf<4> { typedef float4 T; };
-typedef VecOf<vector_width>::T vec_t;
+#include "../common/vec.cuh"  // vec_t
 
 __device__ __forceinline__ float vadd(float x, float y) { return x + y; }
 __device__ __forceinline__ float2 vadd(float2 x, float2 y) { return make_float2(x.x + y.x, x.y + y.y); }
