@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "compile_test_util.h"
+#include "test_util.h"
 #include "search/error.h"
 #include "tuner/compile_pool.h"
 

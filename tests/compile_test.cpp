@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "search/error.h"
-#include "tests/compile_test_util.h"
+#include "tests/test_util.h"
 #include "tuner/compiler.h"
 
 namespace ktune {

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "tests/compile_test_util.h"
+#include "tests/test_util.h"
 #include "tuner/compiler.h"
 #include "tuner/cubin_info.h"
 #include "tuner/cubin_sha256.h"

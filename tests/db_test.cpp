@@ -15,6 +15,7 @@
 
 #include "db/store.h"
 #include "search/error.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
 using namespace ktune;
@@ -22,23 +23,7 @@ using namespace ktune::db;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/ktune_db_test_XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path_, fs::perms::owner_all, ec);
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ktune::testing::TempDir;
 
 std::string bytes_of(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -14,6 +14,7 @@
 #include "db/deploy_export.h"
 #include "db/export_header.h"
 #include "search/error.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
 using namespace ktune;
@@ -21,21 +22,7 @@ using namespace ktune::db;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/ktune_export_test_XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using ktune::testing::TempDir;
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -11,6 +11,7 @@
 #include "db/kerneltuner.h"
 #include "db/t4.h"
 #include "search/error.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
 using namespace ktune;
@@ -20,18 +21,7 @@ namespace {
 
 std::string data(const std::string& rel) { return std::string(KTUNE_TESTS_DIR) + "/data/" + rel; }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/ktune_interop_test_XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using ktune::testing::TempDir;
 
 const Evaluation& by_key(const ResultSet& rs, const std::string& key) {
   for (const Evaluation& e : rs.evaluations)

@@ -8,7 +8,7 @@
 #include <bit>
 #include <limits>
 
-#include "tests/compile_test_util.h"
+#include "tests/test_util.h"
 #include "tuner/verify_device.h"
 
 namespace ktune::gpu {

@@ -1,6 +1,5 @@
-// Helpers shared by the compile, cubin and occupancy tests: a scratch folder
-// removed at the end of a test, a scoped environment variable, and where the
-// sample kernels live.
+// Helpers shared by the tests: a scratch folder removed at the end of a test,
+// a scoped environment variable, and where the sample kernels live.
 #pragma once
 
 #include <cstdlib>
@@ -26,11 +25,14 @@ class TempDir {
   }
   ~TempDir() {
     std::error_code ec;
+    // A test may have made the folder read-only; removal needs it writable.
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, ec);
     std::filesystem::remove_all(path_, ec);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const std::filesystem::path& path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
 
  private:
   std::filesystem::path path_;
