@@ -2,7 +2,6 @@
 // export with every fallback, problems given as spec constants, spec defaults
 // with a warning, bad input; and `--set` constant overrides of the spec.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,10 +11,10 @@
 #include "db/store.h"
 #include "ktune/launcher.h"
 #include "search/error.h"
+#include "test_util.h"
 #include "tuner/driver.h"
 #include "tuner/spec.h"
 
-namespace fs = std::filesystem;
 using namespace ktune;
 
 namespace {
@@ -26,10 +25,8 @@ const std::string kH100 = "NVIDIA H100 80GB HBM3";
 class LauncherTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("ktune_launcher_test_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-    db_ = (dir_ / "tuned.db").string();
-    json_ = (dir_ / "tuned.json").string();
+    db_ = dir_.file("tuned.db");
+    json_ = dir_.file("tuned.json");
     {
       db::Store store(db_);
       // Real measurements: the exhaustive vector_add run on an H100 (examples/data).
@@ -47,11 +44,6 @@ class LauncherTest : public ::testing::Test {
       std::ofstream(json_) << db::deploy_json(db::collect_deploy(store, {}));
     }
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   LauncherOptions options(const std::string& results) {
     LauncherOptions o;
     o.spec = kSpec;
@@ -60,7 +52,7 @@ class LauncherTest : public ::testing::Test {
     return o;
   }
 
-  fs::path dir_;
+  ktune::testing::TempDir dir_;
   std::string db_, json_;
   std::vector<std::string> reports_;
 };
@@ -137,16 +129,16 @@ TEST_F(LauncherTest, MissingResultsFallBackToSpecDefaultsWithAWarning) {
 }
 
 TEST_F(LauncherTest, BadInputIsReportedAtConstruction) {
-  EXPECT_THROW(Launcher(options((dir_ / "missing.json").string())), Error);
-  std::ofstream(dir_ / "garbage.json") << "{\"not\": \"an export\"}";
+  EXPECT_THROW(Launcher(options(dir_.file("missing.json"))), Error);
+  std::ofstream(dir_.file("garbage.json")) << "{\"not\": \"an export\"}";
   try {
-    Launcher l(options((dir_ / "garbage.json").string()));
+    Launcher l(options(dir_.file("garbage.json")));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), Error::Kind::BadInput);
   }
   LauncherOptions o = options(json_);
-  o.spec = (dir_ / "no_spec.yaml").string();
+  o.spec = dir_.file("no_spec.yaml");
   EXPECT_THROW(Launcher{o}, Error);
 }
 

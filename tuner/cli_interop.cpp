@@ -53,13 +53,7 @@ int run_import(const ImportOptions& o) {
 }
 
 // Best configurations of every matching kernel, for deployment.
-int run_deploy_export(const ExportOptions& o, db::DeployFormat format) {
-  db::StoreOptions so;
-  so.read_only = true;
-  db::Store store(o.resolved_db(), so);
-  db::Filter f;
-  f.kernel = o.kernel;
-  f.device = o.device;
+int run_deploy_export(const ExportOptions& o, db::DeployFormat format, db::Store& store, const db::Filter& f) {
   db::DeployOptions dopt;
   dopt.header_namespace = o.header_namespace;
   dopt.kernel_tuner_defines = o.kernel_tuner_defines;
@@ -76,9 +70,9 @@ int run_deploy_export(const ExportOptions& o, db::DeployFormat format) {
 }
 
 int run_export(const ExportOptions& o) {
-  if (auto deploy = db::deploy_format_from_string(o.format)) return run_deploy_export(o, *deploy);
-  auto fmt = db::export_format_from_string(o.format);
-  if (!fmt)
+  const auto deploy = db::deploy_format_from_string(o.format);
+  const auto fmt = db::export_format_from_string(o.format);
+  if (!deploy && !fmt)
     throw Error::bad_input("--format: '" + o.format + "' is not one of kernel-tuner, t4, header, json, wisdom");
   db::StoreOptions so;
   so.read_only = true;
@@ -86,6 +80,7 @@ int run_export(const ExportOptions& o) {
   db::Filter f;
   f.kernel = o.kernel;
   f.device = o.device;
+  if (deploy) return run_deploy_export(o, *deploy, store, f);
   store.require_known(f);
   const size_t n = db::export_file(store, f, *fmt, o.output);
   if (n == 0) {
