@@ -66,8 +66,8 @@ std::optional<db::DeployKernel> load_results(const std::string& path, const std:
                                "nor a Kernel Tuner cache or T4 file",
                                SourceLocation{path});
       }
-      char tmpl[] = "/tmp/ktune_launcher_XXXXXX";
-      if (!mkdtemp(tmpl)) throw Error::failed("cannot create a scratch folder in /tmp");
+      std::string tmpl = (std::filesystem::temp_directory_path() / "ktune_launcher_XXXXXX").string();
+      if (!mkdtemp(tmpl.data())) throw Error::failed("cannot create a scratch folder in " + tmpl);
       const std::filesystem::path scratch = tmpl;
       try {
         db::Store store((scratch / "import.db").string());
@@ -160,13 +160,19 @@ struct Launcher::Impl {
   // The spec loaded for one problem.
   Spec spec_for(const Problem& problem) const { return load_spec(options.spec, overrides_of(problem)); }
 
-  // The chosen configuration in the spec's parameter order, filled into c.
-  std::vector<Value> decide(const Spec& spec, const std::string& device, int cc, Choice& c) const;
+  // The chosen configuration (in the spec's parameter order) and its launch
+  // geometry, both also described in c.
+  struct Decision {
+    std::vector<Value> config;
+    Launch launch;
+  };
+  Decision decide(const Spec& spec, const std::string& device, int cc, Choice& c) const;
   Prepared& prepare_locked(const Problem& problem);
   const Device& current_device(CUcontext& context);
 };
 
-std::vector<Value> Launcher::Impl::decide(const Spec& spec, const std::string& device, int cc, Choice& c) const {
+Launcher::Impl::Decision Launcher::Impl::decide(const Spec& spec, const std::string& device, int cc,
+                                                Choice& c) const {
   const SearchSpace& space = spec.space();
   Config first(space.parameters().size(), 0);
   const std::vector<Value> defaults = space.values(space.is_valid(first) ? first : space.at(0));
@@ -214,7 +220,7 @@ std::vector<Value> Launcher::Impl::decide(const Spec& spec, const std::string& d
     c.block[i] = static_cast<unsigned>(g.launch->block[i]);
   }
   c.shared_memory = static_cast<unsigned>(g.launch->shared_memory);
-  return config;
+  return {std::move(config), *g.launch};
 }
 
 const Launcher::Impl::Device& Launcher::Impl::current_device(CUcontext& context) {
@@ -267,14 +273,13 @@ Prepared& Launcher::Impl::prepare_locked(const Problem& problem) {
   const Device& device = current_device(context);
   const Spec spec = spec_for(key);
   auto p = std::make_unique<Prepared>();
-  const std::vector<Value> config = decide(spec, device.name, device.cc, p->choice);
+  const Decision d = decide(spec, device.name, device.cc, p->choice);
   if (!compiler) {
     CompilerOptions co;
     co.cache_dir = options.cache_dir;
     compiler = std::make_unique<Compiler>(co);
   }
-  const LaunchResult g = spec.geometry(config);
-  const CompileResult r = compiler->compile(make_compile_request(spec, config, *g.launch, Arch(device.cc)));
+  const CompileResult r = compiler->compile(make_compile_request(spec, d.config, d.launch, Arch(device.cc)));
   if (!r.ok)
     throw Error::failed("kernel '" + spec.kernel.name + "' with " + p->choice.config_text() +
                         " does not compile for sm_" + std::to_string(device.cc) + ": " + r.error_line());
