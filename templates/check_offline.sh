@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Dev aid, no GPU needed: compiles a sample of configurations of every template with
-# nvcc for sm_80 and sm_90 (including the extremes of each parameter that the spec's
-# restrictions allow) and prints ptxas' registers, spills and shared memory for the
-# tuned kernel. Exits 1 if any configuration fails to compile or spills.
+# nvcc for sm_80 and sm_90, or for the archs a template is written for (including the
+# extremes of each parameter that the spec's restrictions allow) and prints ptxas'
+# registers, spills and shared memory for the tuned kernel. Exits 1 if any configuration
+# fails to compile or spills.
 # ktune itself compiles through NVRTC; this checks the sources, not ktune.
 #
 # usage: templates/check_offline.sh [template ...]     (default: all)
@@ -14,7 +15,8 @@ archs="${ARCHS:-sm_80 sm_90}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
-# template|defines (one configuration per line; ROW_LEN comes from the spec's compiler_options)
+# template|defines[|archs] (one configuration per line; ROW_LEN comes from the spec's
+# compiler_options; archs, when given, replaces ARCHS: the spec's kernel.archs)
 configs='
 vector_add|-Dblock_size_x=256 -Ditems_per_thread=4 -Dvector_width=4 -Dunroll=1 -Dgrid_stride=0
 vector_add|-Dblock_size_x=1024 -Ditems_per_thread=8 -Dvector_width=2 -Dunroll=1 -Dgrid_stride=1
@@ -49,15 +51,18 @@ softmax|-DROW_LEN=8192 -Dblock_size_x=128 -Drows_per_block=1 -Dvector_width=4 -D
 rmsnorm|-DROW_LEN=8192 -Dblock_size_x=256 -Drows_per_block=1 -Dvector_width=4 -Dcache_row=1 -Dstreaming_stores=0
 rmsnorm|-DROW_LEN=8192 -Dblock_size_x=1024 -Drows_per_block=32 -Dvector_width=1 -Dcache_row=0 -Dstreaming_stores=1
 rmsnorm|-DROW_LEN=8192 -Dblock_size_x=128 -Drows_per_block=1 -Dvector_width=4 -Dcache_row=1 -Dstreaming_stores=1
+gemm_wgmma|-Dblock_size_x=256 -Dwarpgroups=2 -Dwg_tiles_m=1 -Dblock_n=256 -Dblock_k=64 -Dstages=4 -Dgroup_m=8|sm_90a
+gemm_wgmma|-Dblock_size_x=256 -Dwarpgroups=2 -Dwg_tiles_m=2 -Dblock_n=128 -Dblock_k=128 -Dstages=4 -Dgroup_m=16|sm_90a
+gemm_wgmma|-Dblock_size_x=128 -Dwarpgroups=1 -Dwg_tiles_m=2 -Dblock_n=64 -Dblock_k=64 -Dstages=6 -Dgroup_m=1|sm_90a
 '
 
 want="${*:-}"
 status=0
 printf '%-11s %-6s %5s %6s %7s  %s\n' template arch regs spill smem defines
-while IFS='|' read -r name defines; do
+while IFS='|' read -r name defines only_archs; do
   [ -z "$name" ] && continue
   if [ -n "$want" ] && [[ " $want " != *" $name "* ]]; then continue; fi
-  for arch in $archs; do
+  for arch in ${only_archs:-$archs}; do
     log="$out/log"
     if ! "$nvcc" -arch="$arch" -std=c++17 -cubin -Xptxas -v $defines "$here/$name/$name.cu" \
          -o "$out/k.cubin" >"$log" 2>&1; then

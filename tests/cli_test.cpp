@@ -176,6 +176,20 @@ TEST_F(Cli, CompileWorksWithoutAGpu) {
   EXPECT_GT(j["configurations"][0]["registers"].get<int>(), 0);
 }
 
+// A template written for sm_90a (kernel.archs) compiles for it when sm_90 is
+// asked for, and --arch sm_80 is bad input naming what it is written for.
+TEST_F(Cli, CompileHonoursKernelArchs) {
+  const std::string spec = kRoot + "/templates/gemm_wgmma/gemm_wgmma.yaml";
+  Ran r = ktune("compile " + spec + " --arch sm_90 --sample 1 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["arch"], "sm_90a");
+  EXPECT_EQ(j["configurations"][0]["status"], "ok");
+  r = ktune("compile " + spec + " --arch sm_80 --sample 1", true);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("written for sm_90a"), std::string::npos) << r.out;
+}
+
 TEST_F(Cli, DevicesWithoutADriverIsANormalCondition) {
   Ran r = ktune("devices --json");
   auto j = nlohmann::json::parse(r.out);

@@ -192,6 +192,35 @@ TEST(SpecErrors, CrossReferenceMistakes) {
   EXPECT_NE(t.message().find("template argument 'nope'"), std::string::npos) << t.what();
 }
 
+// kernel.archs: each entry is an architecture, pointed at when it is not; the
+// target for a GPU or --arch is the listed entry of the same sm number.
+TEST(SpecErrors, KernelArchs) {
+  const std::string tail = "problem_size: [1]\ntune_params: {block_size_x: [32]}\n";
+  Error e = text_error("kernel: {name: k, source: k.cu, archs: [sm_90a, sm_9x]}\n" + tail);
+  EXPECT_EQ(e.kind(), Error::Kind::BadInput);
+  EXPECT_EQ(e.where().line, 1);
+  EXPECT_EQ(e.where().column, 49) << e.what();  // at sm_9x
+  EXPECT_NE(e.message().find("'sm_9x' is not a GPU architecture"), std::string::npos) << e.what();
+  e = text_error("kernel: {name: k, source: k.cu, archs: []}\n" + tail);
+  EXPECT_NE(e.message().find("non-empty list"), std::string::npos) << e.what();
+  e = text_error("kernel: {name: k, source: k.cu, archs: sm_90a}\n" + tail);
+  EXPECT_NE(e.message().find("non-empty list"), std::string::npos) << e.what();
+
+  const auto load = [&](const std::string& kernel) {
+    return load_spec_text(kernel + "\n" + tail, kBad + "inline.yaml", Spec::Format::Yaml, {});
+  };
+  const Spec any = load("kernel: {name: k, source: k.cu}");
+  EXPECT_EQ(any.kernel.target_arch(Arch(80))->name(), "sm_80");
+  const Spec hopper = load("kernel: {name: k, source: k.cu, archs: [sm_90a, sm_100a]}");
+  EXPECT_EQ(hopper.kernel.target_arch(Arch(90))->name(), "sm_90a");
+  EXPECT_EQ(hopper.kernel.target_arch(Arch::parse("sm_90a"))->name(), "sm_90a");
+  EXPECT_EQ(hopper.kernel.target_arch(Arch(100))->name(), "sm_100a");
+  EXPECT_FALSE(hopper.kernel.target_arch(Arch(80)));
+  EXPECT_FALSE(hopper.kernel.target_arch(Arch::parse("sm_90f")));  // a suffix asked for must be listed
+  EXPECT_EQ(hopper.kernel.archs_text(), "sm_90a, sm_100a");
+  EXPECT_NE(any.hash, hopper.hash);
+}
+
 TEST(SpecErrors, T1Mistakes) {
   const std::string params = "{\"ConfigurationSpace\": {\"TuningParameters\": [{\"Name\": \"bs\", \"Type\": \"int\", "
                              "\"Values\": [32]}]},\n \"KernelSpecification\": {\"KernelName\": \"k\", \"KernelFile\": "

@@ -141,7 +141,12 @@ GpuSession::GpuSession(const Spec& spec, GpuSessionOptions options) : spec_(&spe
   auto started = gpu::GpuEvaluator::start(options.gpu, eo);
   if (!started.engine) throw Error::failed("cannot tune on a GPU: " + started.message);
   engine_ = std::move(started.engine);
-  arch_ = Arch(engine_->device().cc_major * 10 + engine_->device().cc_minor);
+  const Arch device_arch(engine_->device().cc_major * 10 + engine_->device().cc_minor);
+  const std::optional<Arch> target = spec.kernel.target_arch(device_arch);
+  if (!target)
+    throw Error::failed("kernel '" + spec.kernel.name + "' is written for " + spec.kernel.archs_text() +
+                        " (kernel.archs); " + engine_->device().name + " is " + device_arch.name());
+  arch_ = *target;
   CompilePoolOptions po;
   po.workers = options.compile_threads;
   po.interrupt = options.interrupt;

@@ -279,6 +279,19 @@ std::vector<std::string> Spec::template_arguments(const std::vector<Value>& conf
   return out;
 }
 
+std::optional<Arch> KernelSpec::target_arch(const Arch& requested) const {
+  if (archs.empty()) return requested;
+  for (const Arch& a : archs)
+    if (a == requested || (requested.suffix.empty() && a.sm == requested.sm)) return a;
+  return std::nullopt;
+}
+
+std::string KernelSpec::archs_text() const {
+  std::string s;
+  for (const Arch& a : archs) s += (s.empty() ? "" : ", ") + a.name();
+  return s;
+}
+
 std::string Spec::name_expression(const std::vector<Value>& config) const {
   if (kernel.template_args.empty()) return kernel.name;
   std::string s = kernel.name + "<";

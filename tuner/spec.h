@@ -27,6 +27,7 @@
 #include "search/expr.h"
 #include "search/space.h"
 #include "search/value.h"
+#include "tuner/occupancy.h"
 
 namespace ktune {
 
@@ -94,7 +95,17 @@ struct KernelSpec {
   std::string source;       // the file's text
   std::vector<std::string> template_args;  // parameter/constant names; empty = -D mode
   std::vector<std::string> compiler_options;
+  // kernel.archs: the only targets the source is written for (e.g. sm_90a for
+  // wgmma); empty = any architecture, compiled for the device's own sm_XY.
+  std::vector<Arch> archs;
   SourceLocation where;
+
+  // The target to compile for when `requested` is asked for (a device's
+  // compute capability, or --arch): `requested` itself when archs is empty; else
+  // the listed entry of the same sm number (sm_90 -> sm_90a), or requested when
+  // it carries a suffix and is listed. nullopt: the kernel cannot run there.
+  std::optional<Arch> target_arch(const Arch& requested) const;
+  std::string archs_text() const;  // "sm_90a, sm_100a"
 };
 
 // An expression as written plus its form compiled against the spec's scope

@@ -9,7 +9,7 @@ namespace {
 
 void read_kernel(const Doc& d, Draft& draft) {
   need_map(d, "kernel");
-  check_keys(d, {"name", "source", "template_args", "compiler_options"}, "kernel");
+  check_keys(d, {"name", "source", "template_args", "compiler_options", "archs"}, "kernel");
   KernelSpec& k = draft.spec.kernel;
   k.where = d.where;
   const Doc& name = required(d, "name", "kernel");
@@ -23,6 +23,17 @@ void read_kernel(const Doc& d, Draft& draft) {
     k.where = t->where;
   }
   if (const Doc* o = d.find("compiler_options")) k.compiler_options = need_string_list(*o, "kernel.compiler_options");
+  if (const Doc* a = d.find("archs")) {
+    if (!a->is_list() || a->items.empty()) fail(a->where, "kernel.archs must be a non-empty list such as [sm_90a]");
+    for (const Doc& item : a->items) {
+      const std::string text = need_string(item, "an entry of kernel.archs");
+      try {
+        k.archs.push_back(Arch::parse(text));
+      } catch (const Error& e) {
+        fail(item.where, e.message());
+      }
+    }
+  }
 }
 
 void read_constants(const Doc& d, Draft& draft) {

@@ -20,8 +20,11 @@
 // block_k * (block_n + smem_pad)) * 2 bytes, the spec's shared_memory expression.
 // REQUIRES: M % block_m == 0, N % block_n == 0, K % block_k == 0, N and K multiples of
 // 8 (16-byte rows). Grid: (N / block_n, M / block_m). sm_80 or newer.
-// gemm_bf16_ref works with any launch geometry.
+// gemm_bf16_ref (common/gemm_bf16_ref.cuh) works with any launch geometry.
 #include <cuda_bf16.h>
+
+#include "../common/cp_async.cuh"
+#include "../common/gemm_bf16_ref.cuh"
 
 #ifndef block_m
 #define block_m 128
@@ -62,14 +65,6 @@ typedef __nv_bfloat16 bf16;
 #define B_STAGE (block_k * LDB)
 #define A_CHUNKS (block_m * block_k / 8)  // 16-byte pieces per slice
 #define B_CHUNKS (block_k * block_n / 8)
-
-__device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const bf16* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -171,19 +166,4 @@ gemm_bf16(float* __restrict__ C, const bf16* __restrict__ A, const bf16* __restr
       *reinterpret_cast<float2*>(C + (long long)row * N + col) = make_float2(acc[i][j][0], acc[i][j][1]);
       *reinterpret_cast<float2*>(C + (long long)(row + 8) * N + col) = make_float2(acc[i][j][2], acc[i][j][3]);
     }
-}
-
-// One C element per thread-iteration, products and sum in double; any launch geometry.
-extern "C" __global__ void gemm_bf16_ref(float* C, const bf16* A, const bf16* B, int M, int N, int K) {
-  const long long threads = (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
-  const long long block = blockIdx.x + gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
-  const long long tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)
-                        + block * blockDim.x * blockDim.y * blockDim.z;
-  for (long long i = tid; i < (long long)M * N; i += threads) {
-    const long long m = i / N, n = i % N;
-    double sum = 0.0;
-    for (int k = 0; k < K; ++k)
-      sum += (double)__bfloat162float(A[m * K + k]) * (double)__bfloat162float(B[(long long)k * N + n]);
-    C[i] = (float)sum;
-  }
 }

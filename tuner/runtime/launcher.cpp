@@ -279,7 +279,11 @@ Prepared& Launcher::Impl::prepare_locked(const Problem& problem) {
     co.cache_dir = options.cache_dir;
     compiler = std::make_unique<Compiler>(co);
   }
-  const CompileResult r = compiler->compile(make_compile_request(spec, d.config, d.launch, Arch(device.cc)));
+  const std::optional<Arch> target = spec.kernel.target_arch(Arch(device.cc));
+  if (!target)
+    throw Error::failed("kernel '" + spec.kernel.name + "' is written for " + spec.kernel.archs_text() +
+                        " (kernel.archs); this GPU is sm_" + std::to_string(device.cc));
+  const CompileResult r = compiler->compile(make_compile_request(spec, d.config, d.launch, *target));
   if (!r.ok)
     throw Error::failed("kernel '" + spec.kernel.name + "' with " + p->choice.config_text() +
                         " does not compile for sm_" + std::to_string(device.cc) + ": " + r.error_line());
