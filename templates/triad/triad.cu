@@ -27,58 +27,11 @@
 #define grid_stride 0
 #endif
 
-#include "../common/vec.cuh"  // vec_t
-
-__device__ __forceinline__ float vfma(float x, float s, float y) { return fmaf(s, y, x); }
-__device__ __forceinline__ float2 vfma(float2 x, float s, float2 y) {
-  return make_float2(fmaf(s, y.x, x.x), fmaf(s, y.y, x.y));
-}
-__device__ __forceinline__ float4 vfma(float4 x, float s, float4 y) {
-  return make_float4(fmaf(s, y.x, x.x), fmaf(s, y.y, x.y), fmaf(s, y.z, x.z), fmaf(s, y.w, x.w));
-}
-
-// Vectors one block covers in one pass; item j of thread t sits at base + j*block + t,
-// so each item is a coalesced sweep of the whole block.
-#define TILE ((long long)block_size_x * items_per_thread)
-
-__device__ __forceinline__ void triad_tile(vec_t* __restrict__ a, const vec_t* __restrict__ b,
-                                           const vec_t* __restrict__ c, float s, long long base, long long nv) {
-  const long long first = base + threadIdx.x;
-#if unroll
-  vec_t rb[items_per_thread], rc[items_per_thread];
-#pragma unroll
-  for (int j = 0; j < items_per_thread; ++j) {
-    const long long i = first + (long long)j * block_size_x;
-    if (i < nv) { rb[j] = b[i]; rc[j] = c[i]; }
-  }
-#pragma unroll
-  for (int j = 0; j < items_per_thread; ++j) {
-    const long long i = first + (long long)j * block_size_x;
-    if (i < nv) a[i] = vfma(rb[j], s, rc[j]);
-  }
-#else
-#pragma unroll 1
-  for (int j = 0; j < items_per_thread; ++j) {
-    const long long i = first + (long long)j * block_size_x;
-    if (i < nv) a[i] = vfma(b[i], s, c[i]);
-  }
-#endif
-}
+#include "../common/stream.cuh"  // stream(): the tiled, vectorised loop
 
 extern "C" __global__ void __launch_bounds__(block_size_x)
 triad(float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c, float scalar, int n) {
-  const long long nv = n / vector_width;
-  vec_t* av = reinterpret_cast<vec_t*>(a);
-  const vec_t* bv = reinterpret_cast<const vec_t*>(b);
-  const vec_t* cv = reinterpret_cast<const vec_t*>(c);
-#if grid_stride
-  for (long long base = blockIdx.x * TILE; base < nv; base += gridDim.x * TILE)
-    triad_tile(av, bv, cv, scalar, base, nv);
-#else
-  triad_tile(av, bv, cv, scalar, blockIdx.x * TILE, nv);
-#endif
-  if (blockIdx.x == 0)
-    for (long long i = nv * vector_width + threadIdx.x; i < n; i += block_size_x) a[i] = fmaf(scalar, c[i], b[i]);
+  stream(a, b, c, n, [scalar](float x, float y) { return fmaf(scalar, y, x); });
 }
 
 extern "C" __global__ void triad_ref(float* a, const float* b, const float* c, float scalar, int n) {

@@ -27,55 +27,11 @@
 #define grid_stride 0
 #endif
 
-#include "../common/vec.cuh"  // vec_t
-
-__device__ __forceinline__ float vadd(float x, float y) { return x + y; }
-__device__ __forceinline__ float2 vadd(float2 x, float2 y) { return make_float2(x.x + y.x, x.y + y.y); }
-__device__ __forceinline__ float4 vadd(float4 x, float4 y) {
-  return make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
-}
-
-// Vectors one block covers in one pass; item j of thread t sits at base + j*block + t,
-// so each item is a coalesced sweep of the whole block.
-#define TILE ((long long)block_size_x * items_per_thread)
-
-__device__ __forceinline__ void add_tile(vec_t* __restrict__ c, const vec_t* __restrict__ a,
-                                         const vec_t* __restrict__ b, long long base, long long nv) {
-  const long long first = base + threadIdx.x;
-#if unroll
-  vec_t ra[items_per_thread], rb[items_per_thread];
-#pragma unroll
-  for (int j = 0; j < items_per_thread; ++j) {
-    const long long i = first + (long long)j * block_size_x;
-    if (i < nv) { ra[j] = a[i]; rb[j] = b[i]; }
-  }
-#pragma unroll
-  for (int j = 0; j < items_per_thread; ++j) {
-    const long long i = first + (long long)j * block_size_x;
-    if (i < nv) c[i] = vadd(ra[j], rb[j]);
-  }
-#else
-#pragma unroll 1
-  for (int j = 0; j < items_per_thread; ++j) {
-    const long long i = first + (long long)j * block_size_x;
-    if (i < nv) c[i] = vadd(a[i], b[i]);
-  }
-#endif
-}
+#include "../common/stream.cuh"  // stream(): the tiled, vectorised loop
 
 extern "C" __global__ void __launch_bounds__(block_size_x)
 vector_add(float* __restrict__ c, const float* __restrict__ a, const float* __restrict__ b, int n) {
-  const long long nv = n / vector_width;
-  vec_t* cv = reinterpret_cast<vec_t*>(c);
-  const vec_t* av = reinterpret_cast<const vec_t*>(a);
-  const vec_t* bv = reinterpret_cast<const vec_t*>(b);
-#if grid_stride
-  for (long long base = blockIdx.x * TILE; base < nv; base += gridDim.x * TILE) add_tile(cv, av, bv, base, nv);
-#else
-  add_tile(cv, av, bv, blockIdx.x * TILE, nv);
-#endif
-  if (blockIdx.x == 0)
-    for (long long i = nv * vector_width + threadIdx.x; i < n; i += block_size_x) c[i] = a[i] + b[i];
+  stream(c, a, b, n, [](float x, float y) { return x + y; });
 }
 
 extern "C" __global__ void vector_add_ref(float* c, const float* a, const float* b, int n) {
