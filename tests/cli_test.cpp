@@ -185,6 +185,7 @@ TEST_F(Cli, CompileHonoursKernelArchs) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["arch"], "sm_90a");
   EXPECT_EQ(j["configurations"][0]["status"], "ok");
+  EXPECT_EQ(ktune("compile " + spec + " --sample 1 --compile-timeout soon").status, 2);
   r = ktune("compile " + spec + " --arch sm_80 --sample 1", true);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("written for sm_90a"), std::string::npos) << r.out;

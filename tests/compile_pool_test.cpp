@@ -24,6 +24,8 @@ using testing::TempDir;
 
 constexpr const char* kCrashVariable = "KTUNE_COMPILE_TEST_CRASH";
 constexpr const char* kCrashDefine = "KTUNE_TEST_CRASH_HERE";
+constexpr const char* kHangVariable = "KTUNE_COMPILE_TEST_HANG";
+constexpr const char* kHangDefine = "KTUNE_TEST_HANG_HERE";
 
 CompileRequest vector_add(int elems) {
   CompileRequest r;
@@ -52,6 +54,7 @@ class CompilePoolTest : public ::testing::Test {
  protected:
   ScopedEnv in_process_{"KTUNE_COMPILE_IN_PROCESS", nullptr};
   ScopedEnv crash_{kCrashVariable, nullptr};
+  ScopedEnv hang_{kHangVariable, nullptr};
   TempDir cache_;
 };
 
@@ -138,6 +141,29 @@ TEST_F(CompilePoolTest, DeadChildIsACompileErrorAndTheNextChildGoesOn) {
   // A crash is not cached: the same request is compiled (and crashes) again.
   EXPECT_FALSE(pool.take(pool.submit(requests[1])).ok);
   EXPECT_EQ(pool.deaths(), 2);
+}
+
+// A compile that never ends (NVRTC looping on a pathological template) is
+// killed at the time limit and fails with a reason; the slot's next request
+// gets a fresh child, and the timed-out one is tried again next time.
+TEST_F(CompilePoolTest, HangingCompileTimesOutAndTheNextChildGoesOn) {
+  ScopedEnv hang(kHangVariable, kHangDefine);
+  std::vector<CompileRequest> requests = distinct_configs(3);
+  requests[0].defines.emplace_back(kHangDefine, "1");
+  CompilePoolOptions o = options(cache_, 1);
+  o.time_limit_s = 1;
+  CompilePool pool(o);
+  const std::vector<CompileResult> got = pool.compile(requests);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_FALSE(got[0].ok);
+  EXPECT_EQ(got[0].error_line().rfind("compile timed out after 1 s", 0), 0u) << got[0].log;
+  EXPECT_GE(got[0].compile_ms, 1000);
+  EXPECT_TRUE(got[1].ok) << got[1].log;
+  EXPECT_TRUE(got[2].ok) << got[2].log;
+  EXPECT_EQ(pool.timeouts(), 1);
+  EXPECT_EQ(pool.deaths(), 0);
+  EXPECT_FALSE(pool.take(pool.submit(requests[0])).ok);  // not cached
+  EXPECT_EQ(pool.timeouts(), 2);
 }
 
 TEST_F(CompilePoolTest, TakeAnyHandsOutEveryTicketOnce) {

@@ -28,6 +28,10 @@ struct ResultsOptions {
   std::string resolved_db() const;
 };
 
+// Seconds in a duration option's text: a unit (spec.h's parse_duration: 90s,
+// 10m, 1.5h) or plain seconds, > 0. Anything else is bad input naming `option`.
+double duration_option(const std::string& option, const std::string& text);
+
 void add_space_command(CLI::App& app, CommandResult& result);
 void add_compile_command(CLI::App& app, CommandResult& result);
 void add_tune_command(CLI::App& app, CommandResult& result);

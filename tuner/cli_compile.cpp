@@ -31,6 +31,7 @@ struct CompileOptions {
   bool all = false;
   bool json = false;
   unsigned jobs = 0;
+  std::string compile_timeout;
   bool show_log = false;
 };
 
@@ -60,9 +61,11 @@ std::vector<Config> choose_configs(const Spec& spec, const CompileOptions& o) {
 
 // Compiles through the same pool of worker processes as `ktune tune`
 // (NVRTC scales over processes, not threads: tuner/compile_pool.h).
-void compile_all(const Spec& spec, const Arch& arch, std::vector<Row>& rows, unsigned jobs, bool progress) {
+void compile_all(const Spec& spec, const Arch& arch, std::vector<Row>& rows, unsigned jobs, double time_limit_s,
+                 bool progress) {
   CompilePoolOptions po;
   po.workers = jobs;
+  po.time_limit_s = time_limit_s;
   CompilePool pool(po);
   size_t done = 0, failed = 0;
   Progress bar("compile", rows.size(), progress);
@@ -161,7 +164,9 @@ int run_compile(const CompileOptions& o) {
   std::vector<Row> rows;
   for (Config& c : choose_configs(spec, o)) rows.push_back({std::move(c), {}, {}});
   unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
-  compile_all(spec, arch, rows, std::min<unsigned>(jobs, rows.size()), !o.json);
+  const double time_limit_s = o.compile_timeout.empty() ? CompilePoolOptions::kDefaultCompileTimeLimitS
+                                                         : duration_option("--compile-timeout", o.compile_timeout);
+  compile_all(spec, arch, rows, std::min<unsigned>(jobs, rows.size()), time_limit_s, !o.json);
   if (o.json) print_json(spec, arch, rows);
   else print_table(spec, arch, rows, o.show_log);
   for (const Row& r : rows)
@@ -184,6 +189,8 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
   smp->excludes(all);
   sub->add_option("--seed", o->seed, "seed for --sample");
   sub->add_option("-j,--jobs", o->jobs, "parallel compiles, one worker process each (default: one per core)");
+  sub->add_option("--compile-timeout", o->compile_timeout,
+                  "a configuration whose compile takes longer fails and the others go on (default 300s)");
   sub->add_flag("--log", o->show_log, "print each configuration's NVRTC log");
   sub->add_flag("--json", o->json, "machine-readable output");
   sub->callback([o, &result] { result.exit_status = run_compile(*o); });

@@ -45,17 +45,9 @@ struct TuneOptions : ResultsOptions {
   bool cold = false;
   size_t batch = 0;
   double timeout_s = 0;
+  std::string compile_timeout;
   int top = 10;
 };
-
-// A duration with a unit (spec.h's parse_duration), or plain seconds.
-double time_limit_seconds(const std::string& s) {
-  if (auto seconds = parse_duration(s)) return *seconds;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (!s.empty() && end && *end == 0 && v > 0 && std::isfinite(v)) return v;
-  throw Error::bad_input("--time-limit: '" + s + "' is not a duration (e.g. 90, 90s, 10m, 1.5h)");
-}
 
 db::KernelInfo kernel_info(const Spec& spec) {
   db::KernelInfo k;
@@ -89,6 +81,7 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   go.gpu = o.gpu;
   go.cold = o.cold;
   go.timeout_s = o.timeout_s;
+  if (!o.compile_timeout.empty()) go.compile_timeout_s = duration_option("--compile-timeout", o.compile_timeout);
   go.interrupt = &g_interrupted;
   return std::make_unique<GpuSession>(spec, go);
 }
@@ -127,7 +120,7 @@ int run_tune(const TuneOptions& o) {
   budget.max_fevals = o.max_fevals.value_or(spec.strategy.max_fevals.value_or(0));
   if (!o.max_fevals && spec.strategy.max_fraction)
     budget.max_fevals = std::max<uint64_t>(1, uint64_t(*spec.strategy.max_fraction * space.count_valid()));
-  budget.time_limit_s = o.time_limit.empty() ? spec.strategy.time_limit_s.value_or(0) : time_limit_seconds(o.time_limit);
+  budget.time_limit_s = o.time_limit.empty() ? spec.strategy.time_limit_s.value_or(0) : duration_option("--time-limit", o.time_limit);
 
   db::Store store(o.resolved_db());  // opened for writing before anything is measured
   std::unique_ptr<ConfigEvaluator> evaluator = make_evaluator(spec, o);
@@ -221,6 +214,8 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--timeout", o->timeout_s,
                   "seconds a launch batch may take before the kernel counts as hung "
                   "(default: from the best time so far, at least 1 s; 10 s before any timing)");
+  sub->add_option("--compile-timeout", o->compile_timeout,
+                  "a configuration whose compile takes longer fails (compile_error) and the run goes on (default 300s)");
   sub->add_option("--batch", o->batch, "configurations per strategy proposal (default on a GPU: 64 for brute_force and random_sample, else 8; 1 in replay)");
   sub->add_option("--top", o->top, "rows in the final table")->capture_default_str();
   sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");

@@ -34,6 +34,8 @@ constexpr const char* kInProcessVariable = "KTUNE_COMPILE_IN_PROCESS";
 // Fault injection for the tests, honoured only by compile children: a request
 // with a -D of this name kills its child with SIGSEGV, as NVRTC sometimes does.
 constexpr const char* kCrashVariable = "KTUNE_COMPILE_TEST_CRASH";
+// Likewise: a request with a -D of this name never gets an answer.
+constexpr const char* kHangVariable = "KTUNE_COMPILE_TEST_HANG";
 
 // How long a fresh child may take to exec and say it is ready; a loaded
 // machine can be slow to start a large binary.
@@ -82,6 +84,14 @@ gpu::CompileReply reply_of(const Compiler& compiler, const CompileRequest& reque
   return reply;
 }
 
+gpu::CompileReply timed_out(double limit_s, double ms) {
+  gpu::CompileReply reply;
+  reply.result.log = "compile timed out after " + std::to_string(static_cast<long long>(limit_s)) +
+                     " s (the compile time limit, --compile-timeout); its process was killed\n";
+  reply.result.compile_ms = ms;
+  return reply;
+}
+
 gpu::CompileReply died(const std::string& how, double ms) {
   gpu::CompileReply reply;
   reply.result.log = "compiler process died: " + how + "\n";
@@ -98,11 +108,16 @@ gpu::CompileReply died(const std::string& how, double ms) {
     const Compiler compiler(gpu::decode_compiler_options(setup->payload));
     if (!gpu::send_message(fd, MessageType::CompileReady, {})) ::_exit(0);
     const char* crash_define = std::getenv(kCrashVariable);
+    const char* hang_define = std::getenv(kHangVariable);
     for (;;) {
       std::optional<gpu::Message> m = gpu::receive_message(fd);
       if (!m || m->type == MessageType::Shutdown) ::_exit(0);
       if (m->type != MessageType::CompileJob) ::_exit(2);
       const CompileRequest request = gpu::decode_compile_request(m->payload);
+      if (hang_define && *hang_define)
+        for (const auto& [name, value] : request.defines)
+          if (name == hang_define)
+            for (;;) ::pause();  // a compile that never ends
       if (crash_define && *crash_define)
         for (const auto& [name, value] : request.defines)
           if (name == crash_define) {
@@ -162,7 +177,8 @@ class CompilePool::Slot {
   // The child's reply, or a "died" result. nullopt when the pool stopped
   // while waiting. `local` compiles in-process slots' requests.
   std::optional<gpu::CompileReply> compile(const CompileRequest& request, const Compiler& local,
-                                           const std::atomic<bool>& stopping, std::atomic<int>& deaths) {
+                                           const std::atomic<bool>& stopping, std::atomic<int>& deaths,
+                                           double time_limit_s, std::atomic<int>& timeouts) {
     if (!ensure_child()) return reply_of(local, request);
     const auto t0 = Clock::now();
     const std::vector<std::uint8_t> payload = gpu::encode(request);
@@ -184,7 +200,14 @@ class CompilePool::Slot {
         stop_child();
         return std::nullopt;
       }
-      if (rc == 0 || (rc < 0 && errno == EINTR)) continue;
+      if (rc == 0 || (rc < 0 && errno == EINTR)) {
+        if (time_limit_s > 0 && ms_since(t0) > time_limit_s * 1000) {
+          stop_child();  // the next request starts a fresh child
+          ++timeouts;
+          return timed_out(time_limit_s, ms_since(t0));
+        }
+        continue;
+      }
       try {
         std::optional<gpu::Message> m = gpu::receive_message(fd_);
         if (!m) {
@@ -325,7 +348,7 @@ void CompilePool::serve(Slot& slot) {
       queue_.pop_front();
     }
     const bool was_in_process = slot.in_process();
-    std::optional<gpu::CompileReply> reply = slot.compile(job.request, compiler_, stopping_, deaths_);
+    std::optional<gpu::CompileReply> reply = slot.compile(job.request, compiler_, stopping_, deaths_, options_.time_limit_s, timeouts_);
     if (!was_in_process && slot.in_process()) ++fallbacks_;
     if (!reply) return;  // stopping
     finish(job.ticket, Done{true, std::move(*reply)});

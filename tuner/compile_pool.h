@@ -15,6 +15,9 @@
 //    result is ok == false with "compiler process died: signal 11 ..." as its
 //    log (never cached, so the next run tries again), and the slot starts a
 //    fresh child for its next request.
+//  * A child that runs past CompilePoolOptions::time_limit_s is killed: that
+//    request fails with "compile timed out after N s" (never cached either)
+//    and counts in timeouts(), not deaths().
 //  * Cache hits are answered in submit(), in this process (a lookup costs
 //    ~50 us; a round trip to a busy child could wait behind a cold compile).
 //  * In-process fallback: with KTUNE_COMPILE_IN_PROCESS=1 (or
@@ -48,6 +51,12 @@ struct CompilePoolOptions {
   bool in_process = false;   // threads instead of child processes
   // Waiting for a result throws Error::failed("interrupted") once this is set.
   const std::atomic<bool>* interrupt = nullptr;
+  // A compile child that has not answered within this many seconds is killed
+  // and its request fails with "compile timed out" (NVRTC can loop forever on
+  // pathological templates); 0 = no limit. In-process compiles (a thread
+  // cannot be killed) are not limited.
+  double time_limit_s = kDefaultCompileTimeLimitS;
+  static constexpr double kDefaultCompileTimeLimitS = 300;
 };
 
 class CompilePool {
@@ -76,7 +85,8 @@ class CompilePool {
   unsigned workers() const { return static_cast<unsigned>(slots_.size()); }
   // True when compiles run in this process (by choice or because no child could start).
   bool in_process() const { return in_process_ || fallbacks_.load() > 0; }
-  int deaths() const { return deaths_.load(); }  // compile children lost so far
+  int deaths() const { return deaths_.load(); }      // compile children lost so far
+  int timeouts() const { return timeouts_.load(); }  // compiles killed at the time limit
 
  private:
   struct Job {
@@ -95,6 +105,7 @@ class CompilePool {
   bool in_process_ = false;
   std::atomic<int> fallbacks_{0};
   std::atomic<int> deaths_{0};
+  std::atomic<int> timeouts_{0};
 
   std::mutex mutex_;
   std::condition_variable work_;  // slots wait for jobs

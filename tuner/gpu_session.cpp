@@ -149,6 +149,7 @@ GpuSession::GpuSession(const Spec& spec, GpuSessionOptions options) : spec_(&spe
   arch_ = *target;
   CompilePoolOptions po;
   po.workers = options.compile_threads;
+  po.time_limit_s = options.compile_timeout_s;
   po.interrupt = options.interrupt;
   pool_ = std::make_unique<CompilePool>(po);
   if (spec.verify.mode == Verify::Mode::Reference || spec.verify.mode == Verify::Mode::File) prepare_reference();

@@ -29,6 +29,7 @@ struct GpuSessionOptions {
   unsigned compile_threads = 0;  // compile worker processes; 0: one per core
   bool cold = false;             // flush L2 before every sample
   double timeout_s = 0;          // per launch batch; 0: derived from the best time so far
+  double compile_timeout_s = CompilePoolOptions::kDefaultCompileTimeLimitS;  // per compile; 0: none
   const std::atomic<bool>* interrupt = nullptr;
 };
 
