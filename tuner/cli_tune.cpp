@@ -43,6 +43,7 @@ struct TuneOptions : ResultsOptions {
   std::string simulate;
   bool force = false;
   bool cold = false;
+  std::optional<double> warmup_ms;
   size_t batch = 0;
   double timeout_s = 0;
   std::string compile_timeout;
@@ -80,6 +81,10 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   GpuSessionOptions go;
   go.gpu = o.gpu;
   go.cold = o.cold;
+  if (o.warmup_ms) {
+    if (!(*o.warmup_ms >= 0) || *o.warmup_ms > 10000) throw Error::bad_input("--warmup: milliseconds from 0 to 10000");
+    go.warm_warmup_ms = go.idle_warmup_ms = *o.warmup_ms;
+  }
   go.timeout_s = o.timeout_s;
   if (!o.compile_timeout.empty()) go.compile_timeout_s = duration_option("--compile-timeout", o.compile_timeout);
   go.interrupt = &g_interrupted;
@@ -211,6 +216,7 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--simulate", o->simulate, "replay recorded measurements: a ktune database or Kernel Tuner cache");
   sub->add_flag("--force", o->force, "measure again what the database already holds");
   sub->add_flag("--cold", o->cold, "flush the L2 cache before every sample");
+  sub->add_option("--warmup", o->warmup_ms, "milliseconds of launches before every configuration's timed samples (default: 20 for the first and after the GPU idled 250 ms, 2 while it is kept busy)");
   sub->add_option("--timeout", o->timeout_s,
                   "seconds a launch batch may take before the kernel counts as hung "
                   "(default: from the best time so far, at least 1 s; 10 s before any timing)");

@@ -255,6 +255,14 @@ gpu::Job GpuSession::make_job(const std::vector<Value>& config, const Compiled& 
   return job;
 }
 
+gpu::Result GpuSession::evaluate(gpu::Job job) {
+  const bool idle = !gpu_idle_since_ || ms_since(*gpu_idle_since_) > options_.idle_gap_ms;
+  job.measure_options.warmup_ms = idle ? options_.idle_warmup_ms : options_.warm_warmup_ms;
+  gpu::Result r = engine_->evaluate(job);
+  gpu_idle_since_ = Clock::now();
+  return r;
+}
+
 Measured GpuSession::run_one(const std::vector<Value>& config, const Compiled& compiled) {
   Measured m;
   db::Evaluation& e = m.eval;
@@ -279,7 +287,7 @@ Measured GpuSession::run_one(const std::vector<Value>& config, const Compiled& c
   e.local_bytes = static_cast<int64_t>(res.local_bytes);
   if (compiled.result.occupancy && compiled.result.occupancy->error.empty())
     e.occupancy = compiled.result.occupancy->fraction;
-  const gpu::Result r = engine_->evaluate(make_job(config, compiled));
+  const gpu::Result r = evaluate(make_job(config, compiled));
   if (r.status == gpu::Status::Interrupted) throw Error::failed("interrupted");
   e.status = db_status(r.status);
   e.reason = r.reason;
@@ -397,7 +405,7 @@ std::vector<std::optional<double>> GpuSession::remeasure(const std::vector<std::
       gpu::Job job = make_job(configs[i], compiled[i]);
       job.verify = false;
       job.capture_outputs = false;
-      const gpu::Result r = engine_->evaluate(job);
+      const gpu::Result r = evaluate(std::move(job));
       if (r.status == gpu::Status::Ok) medians[i].push_back(r.timing.median_ms);
     }
   std::vector<std::optional<double>> out;

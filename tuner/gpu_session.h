@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,14 @@ struct GpuSessionOptions {
   int gpu = 0;
   unsigned compile_threads = 0;  // compile worker processes; 0: one per core
   bool cold = false;             // flush L2 before every sample
+  // Launches before a configuration's timed samples. The GPU is kept busy
+  // between configurations, so warm_warmup_ms suffices there (2 ms: on 1,616
+  // conv2d configurations the times matched a 20 ms warm-up's to run-to-run
+  // noise, docs/benchmarks.md); the first job, and one after the GPU sat idle
+  // for idle_gap_ms, gets idle_warmup_ms for the clocks to come up.
+  double warm_warmup_ms = 2;
+  double idle_warmup_ms = gpu::MeasureOptions{}.warmup_ms;
+  double idle_gap_ms = 250;
   double timeout_s = 0;          // per launch batch; 0: derived from the best time so far
   double compile_timeout_s = CompilePoolOptions::kDefaultCompileTimeLimitS;  // per compile; 0: none
   const std::atomic<bool>* interrupt = nullptr;
@@ -57,6 +66,8 @@ class GpuSession : public ConfigEvaluator {
   Compiled prepare(const std::vector<Value>& config, std::optional<CompileRequest>& request) const;
   Measured run_one(const std::vector<Value>& config, const Compiled& compiled);
   gpu::Job make_job(const std::vector<Value>& config, const Compiled& compiled) const;
+  // The engine's answer to `job`, with the warm-up chosen by how long the GPU has been idle.
+  gpu::Result evaluate(gpu::Job job);
   void prepare_reference();
 
   const Spec* spec_;
@@ -66,6 +77,7 @@ class GpuSession : public ConfigEvaluator {
   std::unique_ptr<CompilePool> pool_;
   std::vector<gpu::ArgSpec> args_;
   bool have_expected_ = false;
+  std::optional<std::chrono::steady_clock::time_point> gpu_idle_since_;  // end of the last job
 };
 
 // The engine's description of the spec's kernel arguments. Throws
