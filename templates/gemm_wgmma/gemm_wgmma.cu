@@ -73,7 +73,8 @@ typedef __nv_bfloat16 bf16;
 
 // wgmma m64nNk16, bf16 x bf16 -> f32, both operands from shared memory through
 // descriptors, D += A * B (scale-d 1); immediates: scale-a 1, scale-b 1, A not
-// transposed (K-major), B transposed (N-major).
+// transposed (K-major), B transposed (N-major). The three are one instruction: inline
+// PTX must name each of the N/2 accumulator registers, so each N is written out.
 __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], unsigned long long a, unsigned long long b) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
