@@ -142,6 +142,26 @@ StrategyComparison summarise(const std::string& name, const std::vector<RunCurve
   return s;
 }
 
+// P(none of the i best among k draws from n) = q_i, updated as in
+// random_expected_best; the best drawn has rank j with probability q_{j-1} - q_j.
+RandomAtBudget random_at(const Landscape& l, uint64_t k) {
+  RandomAtBudget r;
+  r.budget = k;
+  const uint64_t draws = std::min(k, l.n);
+  double q_prev = 1;
+  bool have_median = false;
+  for (size_t i = 1; i <= l.sorted.size(); ++i) {
+    const double avail = static_cast<double>(l.n - i + 1);
+    const double q = avail > static_cast<double>(draws) ? q_prev * (avail - draws) / avail : 0.0;
+    const double f = l.fraction(l.sorted[i - 1]);
+    r.mean_fraction += f * (q_prev - q);
+    if (!have_median && 1 - q >= 0.5 - 1e-12) r.median_fraction = f, have_median = true;
+    q_prev = q;
+    if (q_prev < 1e-300) break;
+  }
+  return r;  // no success drawn (probability q_prev) counts as fraction 0
+}
+
 std::optional<double> quantile(const std::vector<double>& v, double q) {
   const double pos = q * static_cast<double>(v.size() - 1);
   const size_t lo = static_cast<size_t>(std::floor(pos)), hi = static_cast<size_t>(std::ceil(pos));
@@ -196,6 +216,8 @@ CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, co
   result.optimum = o.higher_is_better ? -l.opt() : l.opt();
   result.valid = l.n, result.failed = l.failed, result.max_fevals = k_max;
   result.higher_is_better = o.higher_is_better;
+  for (uint64_t b : o.budgets)
+    if (b > 0 && b <= k_max) result.random_exact.push_back(random_at(l, b));
   for (const StrategyRun& s : strategies) {
     std::vector<RunCurve> runs;
     for (size_t i = 0; i < std::max<size_t>(o.runs, 1); ++i)

@@ -82,12 +82,23 @@ struct StrategyComparison {
   std::vector<double> median_curve;  // median fraction of optimum after k = 1..max evaluations
 };
 
+// Random search without replacement after `budget` draws, computed exactly
+// (not sampled): the fraction of the optimum it reaches, as a distribution.
+// median_fraction is the largest m with P(fraction >= m) >= 1/2, the same
+// statistic as a strategy's fraction_at_budget median, without seed noise.
+struct RandomAtBudget {
+  uint64_t budget = 0;
+  double median_fraction = 0;
+  double mean_fraction = 0;
+};
+
 struct CompareResult {
   double optimum = 0;   // user units
   uint64_t valid = 0;   // configurations in the space
   uint64_t failed = 0;  // of which failed
   uint64_t max_fevals = 0;
   bool higher_is_better = false;
+  std::vector<RandomAtBudget> random_exact;  // at each of CompareOptions::budgets up to max_fevals
   std::vector<StrategyComparison> strategies;
 };
 
@@ -106,7 +117,7 @@ std::vector<double> random_expected_best(const std::vector<double>& sorted, uint
 // Order statistics of values (nullopt = +infinity), as described above.
 Spread spread_of(std::vector<std::optional<double>> values);
 
-// The result as JSON: {"optimum":..., "strategies":[{"name":..., "evals_to_fraction":{"0.9":{"median":...}}, ...}]}.
+// The result as JSON: {"optimum":..., "random_exact":{"10":{"median":...,"mean":...}}, "strategies":[{"name":..., "evals_to_fraction":{"0.9":{"median":...}}, ...}]}.
 std::string to_json(const CompareResult& result);
 
 }  // namespace ktune

@@ -60,7 +60,11 @@ std::string to_json(const CompareResult& r) {
   std::ostringstream o;
   o << "{\"optimum\":" << number(r.optimum) << ",\"valid\":" << r.valid << ",\"failed\":" << r.failed
     << ",\"max_fevals\":" << r.max_fevals << ",\"higher_is_better\":" << (r.higher_is_better ? "true" : "false")
-    << ",\"strategies\":[";
+    << ",\"random_exact\":{\"fraction_at_budget\":{";
+  for (size_t i = 0; i < r.random_exact.size(); ++i)
+    o << (i ? "," : "") << quoted(std::to_string(r.random_exact[i].budget)) << ":{\"median\":"
+      << number(r.random_exact[i].median_fraction) << ",\"mean\":" << number(r.random_exact[i].mean_fraction) << "}";
+  o << "}},\"strategies\":[";
   for (size_t i = 0; i < r.strategies.size(); ++i) {
     const StrategyComparison& s = r.strategies[i];
     if (i) o << ",";

@@ -47,6 +47,54 @@ TEST(Compare, RandomBaselineIsExact) {
   EXPECT_DOUBLE_EQ(e.back(), 3.0);  // k > n: every configuration drawn
 }
 
+// The exact random-search row: median and mean fraction of the optimum after k
+// draws, against every k-subset enumerated (failures count as fraction 0 until
+// a success is drawn, ties and failures included); and the exact median lies
+// between the quartiles of a sampled random_sample run of many seeds.
+TEST(Compare, RandomExactMatchesEnumeration) {
+  // x = 0..7 minimised; two failures.
+  const std::vector<std::optional<double>> values = {5, 3, std::nullopt, 9, 3, 7, std::nullopt, 4};
+  const SearchSpace space({int_param("x", range(8))}, {});
+  ExhaustiveTable table;
+  for (uint32_t i = 0; i < 8; ++i) table[Config{i}] = {values[i], 1.0};
+  CompareOptions o;
+  o.runs = 1;
+  o.max_fevals = 8;
+  o.budgets = {1, 2, 3, 5, 8};
+  const CompareResult r = compare(space, table, {{"brute_force", {}, ""}}, o);
+  ASSERT_EQ(r.random_exact.size(), 5u);
+  for (const RandomAtBudget& ra : r.random_exact) {
+    const size_t k = ra.budget;
+    std::vector<bool> pick(8, false);
+    std::fill(pick.begin(), pick.begin() + static_cast<long>(k), true);
+    std::vector<double> fractions;
+    do {
+      double best = std::numeric_limits<double>::infinity();
+      for (size_t i = 0; i < 8; ++i)
+        if (pick[i] && values[i]) best = std::min(best, *values[i]);
+      fractions.push_back(std::isfinite(best) ? 3.0 / best : 0.0);
+    } while (std::prev_permutation(pick.begin(), pick.end()));
+    std::sort(fractions.rbegin(), fractions.rend());
+    const double mean = std::accumulate(fractions.begin(), fractions.end(), 0.0) / fractions.size();
+    EXPECT_NEAR(ra.mean_fraction, mean, 1e-12) << k;
+    // the largest m with P(fraction >= m) >= 1/2
+    EXPECT_DOUBLE_EQ(ra.median_fraction, fractions[(fractions.size() + 1) / 2 - 1]) << k;
+  }
+  EXPECT_DOUBLE_EQ(r.random_exact.back().median_fraction, 1.0);  // every configuration drawn
+
+  const SearchSpace bowl = bowl_space();
+  CompareOptions many;
+  many.runs = 400;
+  many.max_fevals = 20;
+  many.budgets = {10};
+  const CompareResult sampled = compare(bowl, table_of(bowl, testing_landscapes::bowl, 20), {{"random_sample", {}, ""}}, many);
+  const Spread& at10 = sampled.strategies[0].fraction_at_budget[0].second;  // discrete levels: between quartiles
+  EXPECT_GE(sampled.random_exact[0].median_fraction, *at10.q25);
+  EXPECT_LE(sampled.random_exact[0].median_fraction, *at10.q75);
+  EXPECT_NE(to_json(sampled).find("\"random_exact\":{\"fraction_at_budget\":{\"10\":{\"median\":"),
+            std::string::npos);
+}
+
 TEST(Compare, SpreadTreatsNotReachedAsInfinity) {
   Spread a = spread_of({1.0, 2.0, std::nullopt});
   EXPECT_EQ(a.median, 2.0);

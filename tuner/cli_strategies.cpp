@@ -96,6 +96,8 @@ int run_compare(const CompareCliOptions& o) {
   co.first_seed = o.seed;
   co.max_fevals = o.max_fevals;
   co.higher_is_better = spec.higher_is_better;
+  // As `ktune tune --simulate` gives them: the strategies see what the tuner would.
+  co.features = [&replay](const Config& c) { return replay.features(c); };
   const CompareResult r = compare(space, table, parse_strategies(o.strategies), co);
   if (!o.plot.empty())
     write_svg_plot(r, spec.kernel.name + " on " + replay.device().name + " (replay, " + std::to_string(o.runs) + " runs)",
@@ -122,8 +124,20 @@ int run_compare(const CompareCliOptions& o) {
     row.push_back(fixed(s.p_score, 3));
     t.add(row);
   }
+  {
+    std::vector<std::string> row{"random search, exact", "-", "-", "-"};
+    for (uint64_t b : {uint64_t{50}, uint64_t{100}}) {
+      std::string cell = "-";
+      for (const RandomAtBudget& ra : r.random_exact)
+        if (ra.budget == b) cell = fixed(100 * ra.median_fraction, 1) + "%";
+      row.push_back(cell);
+    }
+    row.push_back("0 (by definition)");
+    t.add(row);
+  }
   t.print(std::cout);
-  std::cout << "(medians over runs; 'never': not reached in more than half the runs)\n";
+  std::cout << "(medians over runs; 'never': not reached in more than half the runs; the exact row is random search "
+               "without replacement, computed, not sampled)\n";
   if (!o.plot.empty()) std::cout << "plot: " << o.plot << '\n';
   return 0;
 }

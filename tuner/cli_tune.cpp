@@ -97,19 +97,7 @@ StrategyContext strategy_context(const Spec& spec, const TuneOptions& o, ReplayE
   ctx.seed = o.seed.value_or(spec.strategy.seed.value_or(1));
   ctx.options = spec.strategy.options;
   if (replay) {
-    // What an offline compile would say, taken from the recorded resources.
-    ctx.features = [replay, &spec](const Config& c) {
-      StaticFeatures f;
-      auto it = replay->records().find(spec.space().key(c));
-      if (it == replay->records().end()) return f;
-      const db::Evaluation& e = it->second;
-      f.compiled = e.status != db::Status::CompileError;
-      f.registers = static_cast<int>(e.registers.value_or(0));
-      f.shared_bytes = static_cast<int>(e.shared_bytes.value_or(0));
-      f.spill_bytes = static_cast<int>(e.local_bytes.value_or(0));
-      f.occupancy = e.occupancy.value_or(0);
-      return f;
-    };
+    ctx.features = [replay](const Config& c) { return replay->features(c); };
   }
   return ctx;
 }

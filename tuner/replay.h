@@ -10,6 +10,7 @@
 #include <string>
 
 #include "db/record.h"
+#include "search/strategy.h"
 #include "tuner/config_evaluator.h"
 #include "tuner/spec.h"
 
@@ -30,6 +31,10 @@ class ReplayEvaluator : public ConfigEvaluator {
   const std::map<std::string, db::Evaluation>& records() const { return records_; }
   // Recorded cost of one evaluation, seconds.
   static double recorded_cost_s(const db::Evaluation& e);
+  // What an offline compile would say of `c`, taken from its recorded
+  // resources (registers, shared and local memory, theoretical occupancy):
+  // the StrategyContext::features of a replay. Default features when unrecorded.
+  StaticFeatures features(const Config& c) const;
 
  private:
   void adopt(const std::vector<std::string>& names, std::vector<db::Evaluation> evals);
