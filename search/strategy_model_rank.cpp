@@ -11,7 +11,6 @@
 // Without features it is a local-emphasis GP search: still a good strategy.
 // Features are asked for at most once per configuration.
 #include <algorithm>
-#include <limits>
 #include <numeric>
 
 #include "search/gp.h"
@@ -19,16 +18,6 @@
 
 namespace ktune::strategy_detail {
 namespace {
-
-// The space's valid count, or the largest count for one past 2^64 (which
-// count_valid() refuses to give).
-uint64_t valid_or_max(const SearchSpace& space) {
-  try {
-    return space.count_valid();
-  } catch (const Error&) {
-    return std::numeric_limits<uint64_t>::max();
-  }
-}
 
 class ModelRank final : public StrategyBase {
  public:
@@ -46,7 +35,7 @@ class ModelRank final : public StrategyBase {
     // model's picks among the rest are worth more: at most ~1/15 of the space
     // (6 of gemm_wgmma's 90 configurations: 8 left its median best after 10
     // evaluations at 0.83 of the optimum, random search's at 0.95).
-    initial_ = std::min<size_t>(initial_, std::max<uint64_t>(2, valid_or_max(*ctx.space) / 15));
+    initial_ = std::min<size_t>(initial_, std::max<uint64_t>(2, valid_count() / 15));
     initial_ = std::max<size_t>(initial_, 1);
   }
 
