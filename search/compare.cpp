@@ -10,6 +10,26 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Random search without replacement, k draws from n configurations of which
+// the m best-first successful ones are ranked 1..m: calls f(i, P(the best
+// drawn has rank i)) for i = 1, 2, ... (stopping once the rest is below
+// 1e-300) and returns P(no success drawn). With q_i = C(n-i, k)/C(n, k), the
+// probability that none of the i best was drawn, q_i = q_{i-1} (n-i+1-k)/(n-i+1)
+// and P(rank i) = q_{i-1} - q_i.
+template <class F>
+double for_each_best_rank(uint64_t n, size_t m, uint64_t k, F&& f) {
+  const uint64_t draws = std::min(k, n);
+  double q_prev = 1;  // q_0
+  for (size_t i = 1; i <= m; ++i) {
+    const double avail = static_cast<double>(n - i + 1);
+    const double q = avail > static_cast<double>(draws) ? q_prev * (avail - draws) / avail : 0.0;
+    f(i, q_prev - q);
+    q_prev = q;
+    if (q_prev < 1e-300) break;
+  }
+  return q_prev;
+}
+
 // The table in minimised units, and what fractions of the optimum mean on it.
 struct Landscape {
   std::vector<double> sorted;  // successful objectives, minimised, ascending
@@ -142,24 +162,19 @@ StrategyComparison summarise(const std::string& name, const std::vector<RunCurve
   return s;
 }
 
-// P(none of the i best among k draws from n) = q_i, updated as in
-// random_expected_best; the best drawn has rank j with probability q_{j-1} - q_j.
+// No success drawn counts as fraction 0.
 RandomAtBudget random_at(const Landscape& l, uint64_t k) {
   RandomAtBudget r;
   r.budget = k;
-  const uint64_t draws = std::min(k, l.n);
-  double q_prev = 1;
+  double at_most_rank = 0;  // P(the best drawn is among the i best)
   bool have_median = false;
-  for (size_t i = 1; i <= l.sorted.size(); ++i) {
-    const double avail = static_cast<double>(l.n - i + 1);
-    const double q = avail > static_cast<double>(draws) ? q_prev * (avail - draws) / avail : 0.0;
+  for_each_best_rank(l.n, l.sorted.size(), k, [&](size_t i, double p) {
     const double f = l.fraction(l.sorted[i - 1]);
-    r.mean_fraction += f * (q_prev - q);
-    if (!have_median && 1 - q >= 0.5 - 1e-12) r.median_fraction = f, have_median = true;
-    q_prev = q;
-    if (q_prev < 1e-300) break;
-  }
-  return r;  // no success drawn (probability q_prev) counts as fraction 0
+    r.mean_fraction += f * p;
+    at_most_rank += p;
+    if (!have_median && at_most_rank >= 0.5 - 1e-12) r.median_fraction = f, have_median = true;
+  });
+  return r;
 }
 
 std::optional<double> quantile(const std::vector<double>& v, double q) {
@@ -176,20 +191,11 @@ std::optional<double> quantile(const std::vector<double>& v, double q) {
 
 std::vector<double> random_expected_best(const std::vector<double>& sorted, uint64_t n, uint64_t max_k) {
   std::vector<double> out;
-  const size_t m = sorted.size();
-  if (m == 0) return std::vector<double>(max_k, kInf);
+  if (sorted.empty()) return std::vector<double>(max_k, kInf);
   for (uint64_t k = 1; k <= max_k; ++k) {
-    const uint64_t draws = std::min(k, n);
-    double q_prev = 1, e = 0;  // q_0 = 1
-    for (size_t i = 1; i <= m; ++i) {
-      // q_i = q_{i-1} (n - i + 1 - k) / (n - i + 1): none of the i best among k draws.
-      const double avail = static_cast<double>(n - i + 1);
-      const double q = avail > static_cast<double>(draws) ? q_prev * (avail - draws) / avail : 0.0;
-      e += sorted[i - 1] * (q_prev - q);
-      q_prev = q;
-      if (q_prev < 1e-300) break;
-    }
-    out.push_back(e + sorted.back() * q_prev);
+    double e = 0;
+    const double none = for_each_best_rank(n, sorted.size(), k, [&](size_t i, double p) { e += sorted[i - 1] * p; });
+    out.push_back(e + sorted.back() * none);
   }
   return out;
 }
