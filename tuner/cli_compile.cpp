@@ -156,10 +156,9 @@ void print_table(const Spec& spec, const Arch& arch, const std::vector<Row>& row
 
 int run_compile(const CompileOptions& o) {
   const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
-  const std::optional<Arch> target = spec.kernel.target_arch(Arch::parse(o.arch));
-  if (!target)
-    throw Error::bad_input("--arch " + o.arch + ": kernel '" + spec.kernel.name + "' is written for " +
-                           spec.kernel.archs_text() + " only (kernel.archs)");
+  const Arch requested = Arch::parse(o.arch);
+  const std::optional<Arch> target = spec.kernel.target_arch(requested);
+  if (!target) throw Error::bad_input("--arch " + o.arch + ": " + spec.kernel.not_written_for(requested));
   const Arch arch = *target;
   std::vector<Row> rows;
   for (Config& c : choose_configs(spec, o)) rows.push_back({std::move(c), {}, {}});

@@ -144,8 +144,7 @@ GpuSession::GpuSession(const Spec& spec, GpuSessionOptions options) : spec_(&spe
   const Arch device_arch(engine_->device().cc_major * 10 + engine_->device().cc_minor);
   const std::optional<Arch> target = spec.kernel.target_arch(device_arch);
   if (!target)
-    throw Error::failed("kernel '" + spec.kernel.name + "' is written for " + spec.kernel.archs_text() +
-                        " (kernel.archs); " + engine_->device().name + " is " + device_arch.name());
+    throw Error::failed(spec.kernel.not_written_for(device_arch) + " (" + engine_->device().name + ")");
   arch_ = *target;
   CompilePoolOptions po;
   po.workers = options.compile_threads;

@@ -292,6 +292,10 @@ std::string KernelSpec::archs_text() const {
   return s;
 }
 
+std::string KernelSpec::not_written_for(const Arch& requested) const {
+  return "kernel '" + name + "' is written for " + archs_text() + " (kernel.archs), not " + requested.name();
+}
+
 std::string Spec::name_expression(const std::vector<Value>& config) const {
   if (kernel.template_args.empty()) return kernel.name;
   std::string s = kernel.name + "<";

@@ -106,6 +106,9 @@ struct KernelSpec {
   // it carries a suffix and is listed. nullopt: the kernel cannot run there.
   std::optional<Arch> target_arch(const Arch& requested) const;
   std::string archs_text() const;  // "sm_90a, sm_100a"
+  // Why target_arch(requested) has none: "kernel 'k' is written for sm_90a
+  // (kernel.archs), not sm_80".
+  std::string not_written_for(const Arch& requested) const;
 };
 
 // An expression as written plus its form compiled against the spec's scope

@@ -279,14 +279,13 @@ Prepared& Launcher::Impl::prepare_locked(const Problem& problem) {
     co.cache_dir = options.cache_dir;
     compiler = std::make_unique<Compiler>(co);
   }
-  const std::optional<Arch> target = spec.kernel.target_arch(Arch(device.cc));
-  if (!target)
-    throw Error::failed("kernel '" + spec.kernel.name + "' is written for " + spec.kernel.archs_text() +
-                        " (kernel.archs); this GPU is sm_" + std::to_string(device.cc));
+  const Arch device_arch(device.cc);
+  const std::optional<Arch> target = spec.kernel.target_arch(device_arch);
+  if (!target) throw Error::failed(spec.kernel.not_written_for(device_arch) + " (" + device.name + ")");
   const CompileResult r = compiler->compile(make_compile_request(spec, d.config, d.launch, *target));
   if (!r.ok)
     throw Error::failed("kernel '" + spec.kernel.name + "' with " + p->choice.config_text() +
-                        " does not compile for sm_" + std::to_string(device.cc) + ": " + r.error_line());
+                        " does not compile for " + target->name() + ": " + r.error_line());
   p->module = std::make_unique<gpu::Module>(*api, std::vector<std::uint8_t>(r.cubin.begin(), r.cubin.end()));
   p->function = p->module->function(r.lowered_name);
   gpu::LaunchGeometry geometry;
