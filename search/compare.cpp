@@ -177,6 +177,23 @@ RandomAtBudget random_at(const Landscape& l, uint64_t k) {
   return r;
 }
 
+RandomToFraction random_to(const Landscape& l, double f) {
+  RandomToFraction r;
+  r.fraction = f;
+  for (double v : l.sorted) r.qualifying += l.fraction(v) >= f - 1e-12 ? 1 : 0;  // as a strategy's run is judged
+  const uint64_t n = l.n, m = r.qualifying;  // m >= 1: the optimum itself
+  r.mean = static_cast<double>(n + 1) / static_cast<double>(m + 1);
+  double q = 1;  // q(k): none of the m drawn in k draws
+  for (uint64_t k = 1; k <= n - m + 1; ++k) {
+    q *= static_cast<double>(n - m - (k - 1)) / static_cast<double>(n - (k - 1));
+    if (q <= 0.5 + 1e-12) {
+      r.median = k;
+      break;
+    }
+  }
+  return r;
+}
+
 std::optional<double> quantile(const std::vector<double>& v, double q) {
   const double pos = q * static_cast<double>(v.size() - 1);
   const size_t lo = static_cast<size_t>(std::floor(pos)), hi = static_cast<size_t>(std::ceil(pos));
@@ -224,6 +241,7 @@ CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, co
   result.higher_is_better = o.higher_is_better;
   for (uint64_t b : o.budgets)
     if (b > 0 && b <= k_max) result.random_exact.push_back(random_at(l, b));
+  for (double f : o.fractions) result.random_exact_to_fraction.push_back(random_to(l, f));
   for (const StrategyRun& s : strategies) {
     std::vector<RunCurve> runs;
     for (size_t i = 0; i < std::max<size_t>(o.runs, 1); ++i)

@@ -92,6 +92,18 @@ struct RandomAtBudget {
   double mean_fraction = 0;
 };
 
+// Random search without replacement until its best first reaches `fraction`
+// of the optimum, computed exactly: with m of the n configurations that good,
+// the k-th draw is the first such one with probability q(k-1) - q(k), where
+// q(k) = C(n-m, k)/C(n, k). median: the smallest k with P(reached by k) >= 1/2;
+// mean: (n+1)/(m+1). Not cut at max_fevals: it says what random search needs.
+struct RandomToFraction {
+  double fraction = 0;
+  uint64_t median = 0;
+  double mean = 0;
+  uint64_t qualifying = 0;  // m
+};
+
 struct CompareResult {
   double optimum = 0;   // user units
   uint64_t valid = 0;   // configurations in the space
@@ -99,6 +111,7 @@ struct CompareResult {
   uint64_t max_fevals = 0;
   bool higher_is_better = false;
   std::vector<RandomAtBudget> random_exact;  // at each of CompareOptions::budgets up to max_fevals
+  std::vector<RandomToFraction> random_exact_to_fraction;  // for each of CompareOptions::fractions
   std::vector<StrategyComparison> strategies;
 };
 

@@ -64,6 +64,12 @@ std::string to_json(const CompareResult& r) {
   for (size_t i = 0; i < r.random_exact.size(); ++i)
     o << (i ? "," : "") << quoted(std::to_string(r.random_exact[i].budget)) << ":{\"median\":"
       << number(r.random_exact[i].median_fraction) << ",\"mean\":" << number(r.random_exact[i].mean_fraction) << "}";
+  o << "},\"evals_to_fraction\":{";
+  for (size_t i = 0; i < r.random_exact_to_fraction.size(); ++i) {
+    const RandomToFraction& rt = r.random_exact_to_fraction[i];
+    o << (i ? "," : "") << quoted(Value(rt.fraction).str()) << ":{\"median\":" << rt.median
+      << ",\"mean\":" << number(rt.mean) << ",\"qualifying\":" << rt.qualifying << "}";
+  }
   o << "}},\"strategies\":[";
   for (size_t i = 0; i < r.strategies.size(); ++i) {
     const StrategyComparison& s = r.strategies[i];

@@ -82,6 +82,27 @@ TEST(Compare, RandomExactMatchesEnumeration) {
   }
   EXPECT_DOUBLE_EQ(r.random_exact.back().median_fraction, 1.0);  // every configuration drawn
 
+  // Evaluations until the best first reaches a fraction, against every order
+  // of the 8 draws: fraction 1 (the two 3s, m = 2) and 0.7 (3, 3, 4: 3/4 >= 0.7).
+  o.fractions = {1.0, 0.7};
+  const CompareResult rf = compare(space, table, {{"brute_force", {}, ""}}, o);
+  ASSERT_EQ(rf.random_exact_to_fraction.size(), 2u);
+  for (const RandomToFraction& rt : rf.random_exact_to_fraction) {
+    std::vector<int> order(8);
+    std::iota(order.begin(), order.end(), 0);
+    std::vector<size_t> first;  // per permutation: draws until one qualifies
+    do {
+      size_t k = 0;
+      while (!(values[order[k]] && 3.0 / *values[order[k]] >= rt.fraction - 1e-12)) ++k;
+      first.push_back(k + 1);
+    } while (std::next_permutation(order.begin(), order.end()));
+    EXPECT_EQ(rt.qualifying, rt.fraction == 1.0 ? 2u : 3u);
+    EXPECT_NEAR(rt.mean, std::accumulate(first.begin(), first.end(), 0.0) / first.size(), 1e-12);
+    std::sort(first.begin(), first.end());
+    EXPECT_EQ(rt.median, first[(first.size() + 1) / 2 - 1]);  // the smallest k with P(T <= k) >= 1/2
+  }
+  EXPECT_NE(to_json(rf).find("\"evals_to_fraction\":{\"1.0\":{\"median\":"), std::string::npos) << to_json(rf);
+
   const SearchSpace bowl = bowl_space();
   CompareOptions many;
   many.runs = 400;
