@@ -63,7 +63,7 @@ struct CompareOptions {
   std::vector<double> fractions = {0.9, 0.95, 0.98};
   std::vector<uint64_t> budgets = {10, 20, 50, 100, 200, 500};  // those above max_fevals are left out
   std::vector<double> time_budgets;  // seconds; empty: mean recorded cost x each budget
-  std::function<StaticFeatures(const Config&)> features;  // given to the strategies
+  FeatureSource features;  // given to the strategies
 };
 
 struct Spread {

@@ -48,13 +48,18 @@ struct StaticFeatures {
   double occupancy = 0;  // 0..1
 };
 
+using FeatureSource = std::function<std::vector<StaticFeatures>(std::span<const Config>)>;
+
 struct StrategyContext {
   const SearchSpace* space = nullptr;
   uint64_t seed = 1;
   // Strategy-specific options, already validated by make_strategy().
   std::map<std::string, Value, std::less<>> options;
-  // Optional: static features of a configuration (may compile on demand).
-  std::function<StaticFeatures(const Config&)> features;
+  // Optional: static features of configurations, one per configuration asked
+  // for, in order. On a GPU this compiles them (through the cubin cache, so a
+  // configuration measured later is not compiled again); strategies ask for a
+  // whole candidate pool at once so that the compiles run in parallel.
+  FeatureSource features;
   // Budget the cost layer will enforce, for strategies that plan (e.g. restarts).
   uint64_t max_fevals = 0;  // 0 = unlimited
 };

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "search/error.h"
 #include "search/gp.h"
 #include "search/strategy_support.h"
 
@@ -87,6 +88,7 @@ class ModelRank final : public StrategyBase {
   // Drops what the compile already condemns; keeps the pool when that is everything.
   std::vector<Config> screen(std::vector<Config> pool) {
     if (!use_features_) return pool;
+    learn_features(pool);
     std::vector<Config> compiled, clean;
     for (Config& c : pool) {
       const StaticFeatures& f = features(c);
@@ -98,10 +100,25 @@ class ModelRank final : public StrategyBase {
     return compiled;
   }
 
+  // Asks for the features of the configurations not asked for before, in one
+  // batch (on a GPU host, one parallel compile).
+  void learn_features(std::span<const Config> configs) {
+    std::vector<Config> ask;
+    for (const Config& c : configs)
+      if (!features_.count(c)) ask.push_back(c);
+    std::sort(ask.begin(), ask.end());
+    ask.erase(std::unique(ask.begin(), ask.end()), ask.end());
+    if (ask.empty()) return;
+    std::vector<StaticFeatures> got = context().features(ask);
+    if (got.size() != ask.size()) throw Error::failed("model_rank: the feature source answered " +
+                                                      std::to_string(got.size()) + " of " +
+                                                      std::to_string(ask.size()) + " configurations");
+    for (size_t i = 0; i < ask.size(); ++i) features_.emplace(std::move(ask[i]), got[i]);
+  }
+
   const StaticFeatures& features(const Config& c) {
-    auto it = features_.find(c);
-    if (it == features_.end()) it = features_.emplace(c, context().features(c)).first;
-    return it->second;
+    if (!features_.count(c)) learn_features(std::span<const Config>(&c, 1));
+    return features_.at(c);
   }
 
   size_t dims() const { return encoder_.dims() + (use_features_ ? 4 : 0); }

@@ -97,7 +97,7 @@ int run_compare(const CompareCliOptions& o) {
   co.max_fevals = o.max_fevals;
   co.higher_is_better = spec.higher_is_better;
   // As `ktune tune --simulate` gives them: the strategies see what the tuner would.
-  co.features = [&replay](const Config& c) { return replay.features(c); };
+  co.features = [&replay](std::span<const Config> cs) { return replay.features(cs); };
   const CompareResult r = compare(space, table, parse_strategies(o.strategies), co);
   if (!o.plot.empty())
     write_svg_plot(r, spec.kernel.name + " on " + replay.device().name + " (replay, " + std::to_string(o.runs) + " runs)",

@@ -91,14 +91,12 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   return std::make_unique<GpuSession>(spec, go);
 }
 
-StrategyContext strategy_context(const Spec& spec, const TuneOptions& o, ReplayEvaluator* replay) {
+StrategyContext strategy_context(const Spec& spec, const TuneOptions& o, ConfigEvaluator& evaluator) {
   StrategyContext ctx;
   ctx.space = &spec.space();
   ctx.seed = o.seed.value_or(spec.strategy.seed.value_or(1));
   ctx.options = spec.strategy.options;
-  if (replay) {
-    ctx.features = [replay](const Config& c) { return replay->features(c); };
-  }
+  ctx.features = [&evaluator](std::span<const Config> cs) { return evaluator.features(cs); };
   return ctx;
 }
 
@@ -117,8 +115,7 @@ int run_tune(const TuneOptions& o) {
 
   db::Store store(o.resolved_db());  // opened for writing before anything is measured
   std::unique_ptr<ConfigEvaluator> evaluator = make_evaluator(spec, o);
-  auto* replay = dynamic_cast<ReplayEvaluator*>(evaluator.get());
-  StrategyContext ctx = strategy_context(spec, o, replay);
+  StrategyContext ctx = strategy_context(spec, o, *evaluator);
   ctx.max_fevals = budget.max_fevals;
   std::unique_ptr<Strategy> strat = make_strategy(strategy, ctx);
 

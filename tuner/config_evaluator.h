@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "db/record.h"
+#include "search/strategy.h"
 #include "search/value.h"
 #include "tuner/spec.h"
 
@@ -43,6 +44,10 @@ class ConfigEvaluator {
   // True when answers come from recorded data, not from a GPU now.
   virtual bool replay() const = 0;
   virtual std::string source() const = 0;  // "GPU 0: NVIDIA H100 80GB HBM3" or the replayed file
+  // What the offline compile says about each configuration, for the
+  // strategies (StrategyContext::features): compiled now on a GPU host,
+  // the recorded figures in a replay.
+  virtual std::vector<StaticFeatures> features(std::span<const Config> configs) = 0;
 };
 
 }  // namespace ktune

@@ -12,6 +12,7 @@
 #include "db/interchange.h"
 #include "search/error.h"
 #include "tuner/kernel_build.h"
+#include "tuner/static_features.h"
 
 namespace ktune {
 
@@ -233,6 +234,10 @@ GpuSession::Compiled GpuSession::prepare(const std::vector<Value>& config,
   c.launch = geo.launch;
   request = make_compile_request(*spec_, config, *geo.launch, arch_);
   return c;
+}
+
+std::vector<StaticFeatures> GpuSession::features(std::span<const Config> configs) {
+  return compile_features(*spec_, arch_, *pool_, configs);
 }
 
 gpu::Job GpuSession::make_job(const std::vector<Value>& config, const Compiled& compiled) const {

@@ -52,6 +52,8 @@ class GpuSession : public ConfigEvaluator {
   std::vector<Measured> evaluate(std::span<const std::vector<Value>> configs) override;
   bool replay() const override { return false; }
   std::string source() const override;
+  // Compiled in the session's pool for its GPU's architecture (tuner/static_features.h).
+  std::vector<StaticFeatures> features(std::span<const Config> configs) override;
 
   // Re-measures configurations interleaved (round-robin, `rounds` times), so
   // that a winner is not an accident of clock drift; returns the median of

@@ -30,17 +30,20 @@ double ReplayEvaluator::recorded_cost_s(const db::Evaluation& e) {
   return ms / 1000.0;
 }
 
-StaticFeatures ReplayEvaluator::features(const Config& c) const {
-  StaticFeatures f;
-  auto it = records_.find(spec_->space().key(c));
-  if (it == records_.end()) return f;
-  const db::Evaluation& e = it->second;
-  f.compiled = e.status != db::Status::CompileError;
-  f.registers = static_cast<int>(e.registers.value_or(0));
-  f.shared_bytes = static_cast<int>(e.shared_bytes.value_or(0));
-  f.spill_bytes = static_cast<int>(e.local_bytes.value_or(0));
-  f.occupancy = e.occupancy.value_or(0);
-  return f;
+std::vector<StaticFeatures> ReplayEvaluator::features(std::span<const Config> configs) {
+  std::vector<StaticFeatures> out;
+  for (const Config& c : configs) {
+    StaticFeatures& f = out.emplace_back();
+    auto it = records_.find(spec_->space().key(c));
+    if (it == records_.end()) continue;
+    const db::Evaluation& e = it->second;
+    f.compiled = e.status != db::Status::CompileError;
+    f.registers = static_cast<int>(e.registers.value_or(0));
+    f.shared_bytes = static_cast<int>(e.shared_bytes.value_or(0));
+    f.spill_bytes = static_cast<int>(e.local_bytes.value_or(0));
+    f.occupancy = e.occupancy.value_or(0);
+  }
+  return out;
 }
 
 ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path, const std::string& device)

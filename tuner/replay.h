@@ -34,7 +34,7 @@ class ReplayEvaluator : public ConfigEvaluator {
   // What an offline compile would say of `c`, taken from its recorded
   // resources (registers, shared and local memory, theoretical occupancy):
   // the StrategyContext::features of a replay. Default features when unrecorded.
-  StaticFeatures features(const Config& c) const;
+  std::vector<StaticFeatures> features(std::span<const Config> configs) override;
 
  private:
   void adopt(const std::vector<std::string>& names, std::vector<db::Evaluation> evals);
