@@ -64,6 +64,18 @@ TrainingSet make_training_set(const std::vector<std::pair<Config, double>>& hist
     if (!std::isfinite(y)) y = worst;
     t.best = std::min(t.best, y);
   }
+  if (t.y.size() >= kRankedFrom) {
+    std::vector<double> sorted = t.y;
+    std::sort(sorted.begin(), sorted.end());
+    const double last = static_cast<double>(sorted.size() - 1);
+    for (double& y : t.y) {
+      const auto lo = std::lower_bound(sorted.begin(), sorted.end(), y) - sorted.begin();
+      const auto hi = std::upper_bound(sorted.begin(), sorted.end(), y) - sorted.begin();
+      y = 0.5 * static_cast<double>(lo + hi - 1) / last;  // the mean rank of its ties
+    }
+    t.best = *std::min_element(t.y.begin(), t.y.end());
+    t.ranked = true;
+  }
   return t;
 }
 

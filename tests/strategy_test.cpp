@@ -3,9 +3,12 @@
 // the degenerate spaces bayes_opt must survive.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "search/cost.h"
+#include "search/gp.h"
 #include "search/strategy.h"
 #include "tests/search_landscapes.h"
 
@@ -201,6 +204,36 @@ TEST(BayesOpt, OnlyOneSuccessAmongFailures) {
   Outcome o = run("bayes_opt", space, table, Budget{space.count_valid(), 0}, 4);
   EXPECT_EQ(*o.result.best_score, 2.0);
   EXPECT_EQ(o.result.stop, StopReason::SpaceExhausted);
+}
+
+// The model's targets: log run times on few observations, ranks from
+// kRankedFrom on (ties averaged, failures with the worst), order kept.
+TEST(TrainingSet, LogTimesThenRanks) {
+  using strategy_detail::kRankedFrom;
+  using strategy_detail::make_training_set;
+  std::vector<std::pair<Config, double>> h;
+  for (uint32_t i = 0; i < kRankedFrom - 1; ++i) h.push_back({Config{i}, 1.0 + i});
+  const auto few = make_training_set(h, 200);
+  EXPECT_FALSE(few.ranked);
+  EXPECT_TRUE(few.log_scale);
+  EXPECT_DOUBLE_EQ(few.y[3], std::log(4.0));
+  EXPECT_DOUBLE_EQ(few.best, 0.0);
+  // 1, 2, ..., 11, then a 300x outlier, a tie with 5, and a failure.
+  h.push_back({Config{100}, 300.0});
+  h.push_back({Config{101}, 5.0});
+  h.push_back({Config{102}, std::numeric_limits<double>::infinity()});
+  const auto many = make_training_set(h, 200);
+  ASSERT_TRUE(many.ranked);
+  ASSERT_EQ(many.y.size(), 14u);
+  const double step = 1.0 / 13;
+  EXPECT_DOUBLE_EQ(many.y[0], 0.0);
+  EXPECT_DOUBLE_EQ(many.best, 0.0);
+  EXPECT_DOUBLE_EQ(many.y[4], 4.5 * step);   // 5: ranks 4 and 5, shared with its tie
+  EXPECT_DOUBLE_EQ(many.y[12], 4.5 * step);
+  EXPECT_DOUBLE_EQ(many.y[5], 6 * step);     // 6 comes after both
+  EXPECT_DOUBLE_EQ(many.y[11], 12.5 * step); // the outlier and the failure (worst) tie at the top
+  EXPECT_DOUBLE_EQ(many.y[13], 12.5 * step);
+  EXPECT_DOUBLE_EQ(many.y[10] - many.y[9], step);  // an outlier no longer sets the scale
 }
 
 TEST(BayesOpt, TinyBudgets) {
