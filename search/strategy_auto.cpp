@@ -1,4 +1,4 @@
-// auto: ktune's default. model_rank for the first `switch_at` evaluations,
+// auto: model_rank for the first `switch_at` evaluations,
 // where screening and a local-emphasis model pick better than a random design,
 // then bayes_opt, handed every observation so far (as results of an earlier
 // run, which the Strategy protocol allows before a first propose()), so its
@@ -44,7 +44,7 @@ class Auto final : public Strategy {
 
 StrategyDef auto_def() {
   return {"auto",
-          "default: model_rank for the first evaluations, then bayes_opt continuing from what they found",
+          "model_rank for the first evaluations, then bayes_opt continuing from what they found",
           {{"switch_at", OptionKind::Int, 10, 1, 100000, {}, "evaluations before bayes_opt takes over"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<Auto>(ctx); }};
 }
