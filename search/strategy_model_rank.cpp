@@ -2,14 +2,16 @@
 // that the offline compile says are worth it, ranked by a cheap learned model.
 //
 // Each step builds a candidate pool (every new neighbour of the three best so
-// far, plus a random sample of new configurations), screens it with the static
-// features of StrategyContext::features (drops configurations that fail to
-// compile and, while others remain, those that spill), and ranks the rest by
-// the lower confidence bound of a Gaussian process fitted on value-index
-// coordinates plus the static features (occupancy, registers, shared memory,
-// spills), which carry over between configurations that share resource usage.
-// Without features it is a local-emphasis GP search: still a good strategy.
-// Features are asked for at most once per configuration.
+// far, plus a random sample of new configurations) and ranks it by the lower
+// confidence bound of a Gaussian process on value-index coordinates. The
+// first of them, a short list, get their static features
+// (StrategyContext::features: a compile each on a GPU host), are screened
+// (configurations that fail to compile are dropped and, while others remain,
+// those that spill) and ranked again by a GP on coordinates plus features
+// (occupancy, registers, shared memory, spills), which carry over between
+// configurations that share resource usage. Without features it is a
+// local-emphasis GP search: still a good strategy. Features are asked for at
+// most once per configuration, a chunk at a time.
 #include <algorithm>
 #include <numeric>
 
@@ -42,27 +44,69 @@ class ModelRank final : public StrategyBase {
 
  private:
   std::vector<Config> next_wave(size_t max_batch) override {
-    std::vector<Config> pool = screen(candidate_pool());
-    if (pool.size() <= max_batch) return pool;
-    if (num_results() < initial_ || num_successes() == 0) {
-      pool.resize(max_batch);  // the sample part is already in random order
-      return pool;
+    std::vector<Config> pool = candidate_pool();
+    if (pool.size() <= max_batch) return screen(std::move(pool));
+    if (num_results() < initial_ || num_successes() == 0) {  // the design: the pool's random part comes first
+      std::vector<Config> wave = screened_in_order(pool, max_batch, max_batch);
+      if (wave.size() > max_batch) wave.resize(max_batch);
+      return wave;
     }
     const TrainingSet t = make_training_set(history(), cap_);
+    if (!use_features_) return best_of(t, pool, max_batch, false);
+    // Features cost a compile each on a GPU host, so only a short list gets
+    // them: the candidates a model on the configurations alone ranks first.
+    const std::vector<size_t> order = rank(t, pool, false);
+    std::vector<Config> by_model;
+    for (size_t i : order) by_model.push_back(pool[i]);
+    const std::vector<Config> shortlist =
+        screened_in_order(by_model, std::max(kShortlistPerProposal * max_batch, kShortlistMin), max_batch);
+    if (shortlist.size() <= max_batch) return shortlist;
+    return best_of(t, shortlist, max_batch, true);
+  }
+
+  // At least `want` configurations that the compile does not condemn, from
+  // `ordered` in order: the first `at_least` that compile, and more while
+  // fewer than `want` of them are free of spills (when avoid_spills). Their
+  // features are learnt a chunk at a time, so no more are compiled than that takes.
+  std::vector<Config> screened_in_order(const std::vector<Config>& ordered, size_t at_least, size_t want) {
+    if (!use_features_) return {ordered.begin(), ordered.begin() + std::min(at_least, ordered.size())};
+    std::vector<Config> compiled, clean;
+    const size_t chunk = std::max<size_t>(2 * want, 8);
+    for (size_t i = 0; i < ordered.size() && (i < at_least || (avoid_spills_ ? clean.size() : compiled.size()) < want);
+         i += chunk) {
+      const std::span<const Config> part(ordered.data() + i, std::min(chunk, ordered.size() - i));
+      learn_features(part);
+      for (const Config& c : part) {
+        const StaticFeatures& f = features_.at(c);
+        if (!f.compiled) continue;
+        if (f.spill_bytes == 0) clean.push_back(c);
+        compiled.push_back(c);
+      }
+    }
+    if (avoid_spills_ && !clean.empty()) return clean;
+    return compiled;
+  }
+
+  // Indices of `pool`, best lower confidence bound first.
+  std::vector<size_t> rank(const TrainingSet& t, const std::vector<Config>& pool, bool with_features) {
     std::vector<double> x, xs, mean, sd;
-    for (const Config& c : t.configs) encode(c, x);
-    for (const Config& c : pool) encode(c, xs);
+    for (const Config& c : t.configs) encode(c, x, with_features);
+    for (const Config& c : pool) encode(c, xs, with_features);
     GaussianProcess gp;
     static constexpr double kLengthscales[] = {0.1, 0.2, 0.4, 0.8};
-    gp.fit(std::move(x), dims(), t.y, kLengthscales);
+    gp.fit(std::move(x), encoder_.dims() + (with_features ? kFeatureDims : 0), t.y, kLengthscales);
     gp.predict(xs, pool.size(), mean, sd);
     std::vector<size_t> order(pool.size());
     std::iota(order.begin(), order.end(), 0);
     auto lcb = [&](size_t i) { return mean[i] - kappa_ * sd[i]; };
-    std::partial_sort(order.begin(), order.begin() + max_batch, order.end(),
-                      [&](size_t a, size_t b) { return lcb(a) < lcb(b) || (lcb(a) == lcb(b) && a < b); });
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lcb(a) < lcb(b); });
+    return order;
+  }
+
+  std::vector<Config> best_of(const TrainingSet& t, const std::vector<Config>& pool, size_t n, bool with_features) {
+    const std::vector<size_t> order = rank(t, pool, with_features);
     std::vector<Config> wave;
-    for (size_t i = 0; i < max_batch; ++i) wave.push_back(pool[order[i]]);
+    for (size_t i = 0; i < n && i < order.size(); ++i) wave.push_back(pool[order[i]]);
     return wave;
   }
 
@@ -86,19 +130,7 @@ class ModelRank final : public StrategyBase {
   }
 
   // Drops what the compile already condemns; keeps the pool when that is everything.
-  std::vector<Config> screen(std::vector<Config> pool) {
-    if (!use_features_) return pool;
-    learn_features(pool);
-    std::vector<Config> compiled, clean;
-    for (Config& c : pool) {
-      const StaticFeatures& f = features(c);
-      if (!f.compiled) continue;
-      if (f.spill_bytes == 0) clean.push_back(c);
-      compiled.push_back(std::move(c));
-    }
-    if (avoid_spills_ && !clean.empty()) return clean;
-    return compiled;
-  }
+  std::vector<Config> screen(std::vector<Config> pool) { return screened_in_order(pool, pool.size(), pool.size()); }
 
   // Asks for the features of the configurations not asked for before, in one
   // batch (on a GPU host, one parallel compile).
@@ -121,11 +153,14 @@ class ModelRank final : public StrategyBase {
     return features_.at(c);
   }
 
-  size_t dims() const { return encoder_.dims() + (use_features_ ? 4 : 0); }
+  static constexpr size_t kFeatureDims = 4;
+  // The short list gets kShortlistPerProposal candidates per configuration
+  // proposed, at least kShortlistMin.
+  static constexpr size_t kShortlistPerProposal = 4, kShortlistMin = 16;
 
-  void encode(const Config& c, std::vector<double>& out) {
+  void encode(const Config& c, std::vector<double>& out, bool with_features) {
     encoder_.encode(c, out);
-    if (!use_features_) return;
+    if (!with_features) return;
     const StaticFeatures& f = features(c);
     out.push_back(std::clamp(f.occupancy, 0.0, 1.0));
     out.push_back(std::min(f.registers / 255.0, 1.0));

@@ -270,9 +270,11 @@ TEST(ModelRank, NeverSpendsBudgetOnWhatFailsToCompileOrSpills) {
   }
   EXPECT_EQ(*o.result.best_score, 1.0);
   EXPECT_GT(calls, 0);
-  // Asked a candidate pool at a time (so that a GPU host compiles them in
-  // parallel), not one configuration per call.
-  EXPECT_LT(static_cast<size_t>(calls) * 4, asked.size());
+  // Features cost a compile each on a GPU host: asked a chunk at a time (the
+  // compiles run in parallel), and only for the short list the model picks
+  // from, not for every candidate of every step (the 468-point space).
+  EXPECT_GT(asked.size(), static_cast<size_t>(calls) * 2);
+  EXPECT_LT(asked.size(), 3u * 150);
 }
 
 }  // namespace
