@@ -206,34 +206,47 @@ TEST(BayesOpt, OnlyOneSuccessAmongFailures) {
   EXPECT_EQ(o.result.stop, StopReason::SpaceExhausted);
 }
 
-// The model's targets: log run times on few observations, ranks from
-// kRankedFrom on (ties averaged, failures with the worst), order kept.
-TEST(TrainingSet, LogTimesThenRanks) {
+// The model's targets: log run times, and on a flat landscape from
+// kRankedFrom observations on normal scores of the ranks (ties averaged,
+// failures with the worst), order kept.
+TEST(TrainingSet, LogTimesThenNormalScoresOnFlatLandscapes) {
   using strategy_detail::kRankedFrom;
   using strategy_detail::make_training_set;
-  std::vector<std::pair<Config, double>> h;
-  for (uint32_t i = 0; i < kRankedFrom - 1; ++i) h.push_back({Config{i}, 1.0 + i});
-  const auto few = make_training_set(h, 200);
+  const auto phi_inv = [](double u) {  // reference by Newton's method on erfc
+    double z = 0;
+    for (int i = 0; i < 100; ++i)
+      z -= (0.5 * std::erfc(-z / std::sqrt(2.0)) - u) / (std::exp(-z * z / 2) / std::sqrt(2 * M_PI));
+    return z;
+  };
+  std::vector<std::pair<Config, double>> flat;
+  for (uint32_t i = 0; i < kRankedFrom - 1; ++i) flat.push_back({Config{i}, 1.0 + 0.01 * i});
+  const auto few = make_training_set(flat, 200);
   EXPECT_FALSE(few.ranked);
-  EXPECT_TRUE(few.log_scale);
-  EXPECT_DOUBLE_EQ(few.y[3], std::log(4.0));
-  EXPECT_DOUBLE_EQ(few.best, 0.0);
-  // 1, 2, ..., 11, then a 300x outlier, a tie with 5, and a failure.
-  h.push_back({Config{100}, 300.0});
-  h.push_back({Config{101}, 5.0});
-  h.push_back({Config{102}, std::numeric_limits<double>::infinity()});
-  const auto many = make_training_set(h, 200);
+  EXPECT_DOUBLE_EQ(few.y[3], std::log(1.03));
+  // Then a 300x outlier, a tie with 1.04 and a failure: 14 observations.
+  flat.push_back({Config{100}, 300.0});
+  flat.push_back({Config{101}, 1.04});
+  flat.push_back({Config{102}, std::numeric_limits<double>::infinity()});
+  const auto many = make_training_set(flat, 200);
   ASSERT_TRUE(many.ranked);
   ASSERT_EQ(many.y.size(), 14u);
-  const double step = 1.0 / 13;
-  EXPECT_DOUBLE_EQ(many.y[0], 0.0);
-  EXPECT_DOUBLE_EQ(many.best, 0.0);
-  EXPECT_DOUBLE_EQ(many.y[4], 4.5 * step);   // 5: ranks 4 and 5, shared with its tie
-  EXPECT_DOUBLE_EQ(many.y[12], 4.5 * step);
-  EXPECT_DOUBLE_EQ(many.y[5], 6 * step);     // 6 comes after both
-  EXPECT_DOUBLE_EQ(many.y[11], 12.5 * step); // the outlier and the failure (worst) tie at the top
-  EXPECT_DOUBLE_EQ(many.y[13], 12.5 * step);
-  EXPECT_DOUBLE_EQ(many.y[10] - many.y[9], step);  // an outlier no longer sets the scale
+  EXPECT_NEAR(many.y[0], phi_inv(0.5 / 14), 1e-9);
+  EXPECT_DOUBLE_EQ(many.best, many.y[0]);
+  EXPECT_NEAR(many.y[4], phi_inv(5.0 / 14), 1e-9);  // 1.04: ranks 4 and 5, shared with its tie
+  EXPECT_DOUBLE_EQ(many.y[12], many.y[4]);
+  EXPECT_NEAR(many.y[11], phi_inv(13.0 / 14), 1e-9);  // the outlier and the failure tie at the top
+  EXPECT_DOUBLE_EQ(many.y[13], many.y[11]);
+  for (size_t i = 1; i < 11; ++i) EXPECT_LT(many.y[i - 1], many.y[i]);
+  // A steep landscape (the first scores' median 4x their best) keeps log times.
+  std::vector<std::pair<Config, double>> steep;
+  for (uint32_t i = 0; i < 20; ++i) steep.push_back({Config{i}, 1.0 + i});
+  const auto gemm = make_training_set(steep, 200);
+  EXPECT_FALSE(gemm.ranked);
+  EXPECT_DOUBLE_EQ(gemm.y[5], std::log(6.0));
+  // Negated throughputs (higher is better): flat by magnitude too.
+  std::vector<std::pair<Config, double>> gbs;
+  for (uint32_t i = 0; i < 20; ++i) gbs.push_back({Config{i}, -3000.0 + 10 * i});
+  EXPECT_TRUE(make_training_set(gbs, 200).ranked);
 }
 
 TEST(BayesOpt, TinyBudgets) {
