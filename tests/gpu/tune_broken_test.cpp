@@ -3,44 +3,27 @@
 // record every failure with its status and reason, and pick a correct winner.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_run.h"
 #include "tuner/evaluator.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-// The test binary lives in build/tests; ktune in build/. Paths are found from
-// the running binary so the build folder can be carried to a GPU host.
-fs::path build_dir() { return fs::canonical("/proc/self/exe").parent_path().parent_path(); }
-fs::path tests_dir() {
-  if (fs::exists(KTUNE_TESTS_DIR)) return KTUNE_TESTS_DIR;
-  return fs::current_path() / "tests";
-}
-
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while (p && (n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  if (p) pclose(p);
-  return out;
-}
+using ktune::gpu_test::ktune_binary;
+using ktune::gpu_test::run;
+using ktune::gpu_test::tests_dir;
 
 TEST(TuneBroken, RunFinishesRecordsEveryFailureAndPicksACorrectWinner) {
   const auto probe = ktune::gpu::probe_devices();
   if (probe.state != ktune::gpu::DriverState::Ready || probe.devices.empty()) GTEST_SKIP() << probe.message;
   const fs::path db = fs::temp_directory_path() / ("ktune-broken-" + std::to_string(::getpid()) + ".db");
   fs::remove(db);
-  const std::string ktune = (build_dir() / "ktune").string();
   const std::string spec = (tests_dir() / "data/specs/broken/broken.yaml").string();
-  const std::string tune = run(ktune + " tune " + spec + " --strategy brute_force --max-fevals 0 --timeout 2 --json --db " +
+  const std::string tune = run(ktune_binary() + " tune " + spec + " --strategy brute_force --max-fevals 0 --timeout 2 --json --db " +
                                db.string() + " 2>&1");
   const size_t brace = tune.find("{\n");
   ASSERT_NE(brace, std::string::npos) << tune;
@@ -51,7 +34,7 @@ TEST(TuneBroken, RunFinishesRecordsEveryFailureAndPicksACorrectWinner) {
   EXPECT_EQ(j["status_counts"]["timeout"].get<int>(), 3) << j.dump();
   EXPECT_EQ(j["status_counts"]["wrong_result"].get<int>(), 3) << j.dump();
   EXPECT_EQ(j["best"][0]["config"]["fault_mode"].get<int>(), 0);
-  const auto rows = nlohmann::json::parse(run(ktune + " results --json --db " + db.string()));
+  const auto rows = nlohmann::json::parse(run(ktune_binary() + " results --json --db " + db.string()));
   ASSERT_EQ(rows.size(), 12u);
   for (const auto& r : rows) {
     std::printf("%s %s %s\n", r["config"].dump().c_str(), r["status"].get<std::string>().c_str(),

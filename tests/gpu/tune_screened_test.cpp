@@ -3,50 +3,35 @@
 // configurations do not compile, and none of them may be spent on the GPU.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_run.h"
 #include "tuner/evaluator.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path build_dir() { return fs::canonical("/proc/self/exe").parent_path().parent_path(); }
-fs::path tests_dir() {
-  if (fs::exists(KTUNE_TESTS_DIR)) return KTUNE_TESTS_DIR;
-  return fs::current_path() / "tests";
-}
-
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while (p && (n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  if (p) pclose(p);
-  return out;
-}
+using ktune::gpu_test::ktune_binary;
+using ktune::gpu_test::run;
+using ktune::gpu_test::tests_dir;
 
 TEST(TuneScreened, ModelRankSpendsNoGpuTimeOnWhatDoesNotCompileOrSpills) {
   const auto probe = ktune::gpu::probe_devices();
   if (probe.state != ktune::gpu::DriverState::Ready || probe.devices.empty()) GTEST_SKIP() << probe.message;
   const fs::path db = fs::temp_directory_path() / ("ktune-screened-" + std::to_string(::getpid()) + ".db");
   fs::remove(db);
-  const std::string ktune = (build_dir() / "ktune").string();
   const std::string spec = (tests_dir() / "data/specs/screened/screened.yaml").string();
   // 18 of the 72 configurations compile without a stack frame; 16 evaluations.
-  const std::string tune = run(ktune + " tune " + spec + " --strategy model_rank --max-fevals 16 --json --db " +
+  const std::string tune = run(ktune_binary() + " tune " + spec + " --strategy model_rank --max-fevals 16 --json --db " +
                                db.string() + " 2>&1");
   const size_t brace = tune.find("{\n");
   ASSERT_NE(brace, std::string::npos) << tune;
   const auto j = nlohmann::json::parse(tune.substr(brace));
   EXPECT_EQ(j["evaluations"].get<int>(), 16);
   EXPECT_EQ(j["status_counts"]["ok"].get<int>(), 16) << j.dump();
-  const auto rows = nlohmann::json::parse(run(ktune + " results --json --db " + db.string()));
+  const auto rows = nlohmann::json::parse(run(ktune_binary() + " results --json --db " + db.string()));
   ASSERT_EQ(rows.size(), 16u);
   for (const auto& r : rows) {
     EXPECT_EQ(r["config"]["compiles"].get<int>(), 1) << r.dump();

@@ -1,0 +1,35 @@
+// Running the ktune binary from a GPU test: paths found from the running test
+// binary (build/tests/ktune_gpu_tests next to build/ktune), so the build
+// folder can be carried to a GPU host and run from the repository root.
+#pragma once
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace ktune::gpu_test {
+
+inline std::filesystem::path build_dir() {
+  return std::filesystem::canonical("/proc/self/exe").parent_path().parent_path();
+}
+
+inline std::filesystem::path tests_dir() {
+  if (std::filesystem::exists(KTUNE_TESTS_DIR)) return KTUNE_TESTS_DIR;
+  return std::filesystem::current_path() / "tests";
+}
+
+inline std::string ktune_binary() { return (build_dir() / "ktune").string(); }
+
+// Everything the command wrote to stdout.
+inline std::string run(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while (p && (n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  if (p) pclose(p);
+  return out;
+}
+
+}  // namespace ktune::gpu_test
