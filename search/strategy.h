@@ -57,8 +57,8 @@ struct StrategyContext {
   std::map<std::string, Value, std::less<>> options;
   // Optional: static features of configurations, one per configuration asked
   // for, in order. On a GPU this compiles them (through the cubin cache, so a
-  // configuration measured later is not compiled again); strategies ask for a
-  // whole candidate pool at once so that the compiles run in parallel.
+  // configuration measured later is not compiled again); strategies ask for
+  // several at once so that the compiles run in parallel.
   FeatureSource features;
   // Budget the cost layer will enforce, for strategies that plan (e.g. restarts).
   uint64_t max_fevals = 0;  // 0 = unlimited

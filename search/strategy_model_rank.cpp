@@ -111,8 +111,9 @@ class ModelRank final : public StrategyBase {
   }
 
   // The random part persists between steps and only a few of its oldest
-  // members are renewed each step, so features are asked for a bounded number
-  // of configurations per step while the pool still drifts over the space.
+  // members are renewed each step: the pool drifts over the space instead of
+  // being redrawn, so candidates the model ranked close to the short list
+  // stay in view for the next step.
   std::vector<Config> candidate_pool() {
     std::erase_if(reserve_, [&](const Config& c) { return known(c); });
     constexpr size_t kRenew = 16;

@@ -31,9 +31,10 @@ class ReplayEvaluator : public ConfigEvaluator {
   const std::map<std::string, db::Evaluation>& records() const { return records_; }
   // Recorded cost of one evaluation, seconds.
   static double recorded_cost_s(const db::Evaluation& e);
-  // What an offline compile would say of `c`, taken from its recorded
-  // resources (registers, shared and local memory, theoretical occupancy):
-  // the StrategyContext::features of a replay. Default features when unrecorded.
+  // What the offline compile said of each configuration, taken from its
+  // recorded resources (registers, shared and local memory, theoretical
+  // occupancy): the StrategyContext::features of a replay. Default features
+  // for one not recorded.
   std::vector<StaticFeatures> features(std::span<const Config> configs) override;
 
  private:
