@@ -47,7 +47,7 @@ void BM_Strategy(benchmark::State& state, std::string name, bool with_features) 
   double cpu_s = 0;
   for (auto _ : state) {
     const std::clock_t start = std::clock();
-    StrategyContext ctx{&space(), 7, {}, with_features ? FeatureSource(features) : FeatureSource(), evals};
+    StrategyContext ctx{&space(), 7, {}, with_features ? FeatureSource(features) : FeatureSource(), evals, {}};
     std::unique_ptr<Strategy> s = make_strategy(name, ctx);
     CostLayer layer(space(), Budget{evals, 0}, replay(table()), false);
     RunResult r = layer.run(*s);
@@ -62,7 +62,7 @@ void BM_Strategy(benchmark::State& state, std::string name, bool with_features) 
 // One proposal of bayes_opt / model_rank after `n` observations already heard.
 void BM_ProposalAfter(benchmark::State& state, std::string name, bool with_features) {
   const uint64_t n = static_cast<uint64_t>(state.range(0));
-  StrategyContext ctx{&space(), 7, {}, with_features ? FeatureSource(features) : FeatureSource(), 0};
+  StrategyContext ctx{&space(), 7, {}, with_features ? FeatureSource(features) : FeatureSource(), 0, {}};
   std::unique_ptr<Strategy> s = make_strategy(name, ctx);
   std::mt19937_64 rng(3);
   std::vector<Observation> heard;

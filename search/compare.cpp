@@ -74,7 +74,7 @@ struct RunCurve {
 
 RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const Landscape& l,
                 const StrategyRun& s, uint64_t seed, uint64_t k_max, const CompareOptions& o) {
-  StrategyContext ctx{&space, seed, s.options, o.features, k_max};
+  StrategyContext ctx{&space, seed, s.options, o.features, k_max, o.prior};
   std::unique_ptr<Strategy> strategy = make_strategy(s.name, ctx);
   auto evaluate = [&](std::span<const Config> configs) {
     std::vector<EvalOutcome> out;

@@ -64,6 +64,7 @@ struct CompareOptions {
   std::vector<uint64_t> budgets = {10, 20, 50, 100, 200, 500};  // those above max_fevals are left out
   std::vector<double> time_budgets;  // seconds; empty: mean recorded cost x each budget
   FeatureSource features;  // given to the strategies
+  std::vector<Observation> prior;  // given to the strategies (StrategyContext::prior)
 };
 
 struct Spread {

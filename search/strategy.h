@@ -62,6 +62,12 @@ struct StrategyContext {
   FeatureSource features;
   // Budget the cost layer will enforce, for strategies that plan (e.g. restarts).
   uint64_t max_fevals = 0;  // 0 = unlimited
+  // Optional: results of the same kernel measured elsewhere (another GPU,
+  // another problem size), in this space's configurations and the strategy's
+  // units (lower is better; nullopt: failed there). They are not results of
+  // this run and cost nothing: a strategy may use them to rank what it tries
+  // first (model_rank draws its first design from the prior's best tenth).
+  std::vector<Observation> prior;
 };
 
 class Strategy {

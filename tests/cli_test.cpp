@@ -170,6 +170,57 @@ TEST_F(Cli, StrategyComparisonReportsJsonAndPlot) {
   EXPECT_EQ(ktune("strategies compare " + kVecSpec + " --simulate " + kVecData + " --strategies nope").status, 2);
 }
 
+// A database that holds the kernel's results on another GPU gives the
+// strategy its prior: the first configuration tried on the new GPU is the
+// best one there. --no-prior and --prior override that.
+TEST_F(Cli, TuneStartsFromTheDatabasesResultsOnAnotherGpu) {
+  const std::string h200 = kRoot + "/examples/data/vector_add_h200.json";
+  Ran first = ktune("tune " + kVecSpec + " --simulate " + h200 + " --max-fevals 60 --json --db " + db_);
+  ASSERT_EQ(first.status, 0) << first.out;
+  const auto j200 = nlohmann::json::parse(first.out);
+  EXPECT_TRUE(j200["prior"].is_null()) << "an empty database has no prior";
+
+  Ran second = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 1 --json --db " + db_);
+  ASSERT_EQ(second.status, 0) << second.out;
+  const auto j100 = nlohmann::json::parse(second.out);
+  ASSERT_TRUE(j100["prior"].is_string()) << second.out;
+  EXPECT_NE(j100["prior"].get<std::string>().find("60 results on NVIDIA H200"), std::string::npos) << j100["prior"];
+  // The H200's best by the objective (GB/s), not by the report's order, which
+  // prefers occupancy between results within noise of each other.
+  nlohmann::json best200;
+  for (const auto& row : nlohmann::json::parse(ktune("results --json --device 'NVIDIA H200' --db " + db_).out))
+    if (best200.is_null() || row["metrics"]["GB/s"].get<double>() > best200["metrics"]["GB/s"].get<double>()) best200 = row;
+  const auto tried = nlohmann::json::parse(ktune("results --json --device 'NVIDIA H100 80GB HBM3' --db " + db_).out);
+  ASSERT_EQ(tried.size(), 1u);
+  EXPECT_EQ(tried[0]["config"], best200["config"]) << "the H200's best is tried first";
+
+  const std::string db2 = (dir_ / "t2.db").string();
+  ASSERT_EQ(ktune("tune " + kVecSpec + " --simulate " + h200 + " --max-fevals 5 --db " + db2).status, 0);
+  Ran without = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 1 --no-prior --json --db " + db2);
+  ASSERT_EQ(without.status, 0) << without.out;
+  EXPECT_TRUE(nlohmann::json::parse(without.out)["prior"].is_null());
+
+  // --prior: a file; its best comes first whatever the database holds.
+  Ran from_file = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 1 --prior " + h200 +
+                        " --json --db " + (dir_ / "t3.db").string());
+  ASSERT_EQ(from_file.status, 0) << from_file.out;
+  const auto jf = nlohmann::json::parse(from_file.out);
+  EXPECT_NE(jf["prior"].get<std::string>().find("246 results on NVIDIA H200 from"), std::string::npos) << jf["prior"];
+
+  // A prior whose parameters are not the spec's, or none at all, is bad input.
+  const std::string other = kRoot + "/examples/data/reduce_sum_h200.json";
+  Ran wrong = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 1 --prior " + other + " --db " + db2, true);
+  EXPECT_EQ(wrong.status, 2) << wrong.out;
+  EXPECT_EQ(ktune("tune " + kVecSpec + " --simulate " + kVecData + " --prior /no/such.json --db " + db2).status, 2);
+  EXPECT_EQ(ktune("tune " + kVecSpec + " --simulate " + kVecData + " --prior " + h200 + " --no-prior --db " + db2).status, 2);
+
+  // The comparison takes one too, and says so.
+  Ran cmp = ktune("strategies compare " + kVecSpec + " --simulate " + kVecData + " --prior " + h200 +
+                  " --strategies model_rank --runs 2 --max-fevals 10");
+  ASSERT_EQ(cmp.status, 0) << cmp.out;
+  EXPECT_NE(cmp.out.find("prior given to the strategies: 246 results on NVIDIA H200"), std::string::npos) << cmp.out;
+}
+
 TEST_F(Cli, CompileWorksWithoutAGpu) {
   Ran r = ktune("compile " + kVecSpec + " --arch sm_80 --sample 2 --json");
   ASSERT_EQ(r.status, 0) << r.out;

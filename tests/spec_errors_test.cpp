@@ -176,6 +176,7 @@ TEST(SpecErrors, CrossReferenceMistakes) {
        "must not be negative", 4},
       {"strategy: {name: random_sample, max_fevals: 0}\n", "at least 1", 4},
       {"strategy: {name: random_sample, time_limit: soon}\n", "not a duration", 4},
+      {"strategy: {max_fevals: 5, kappa: 2}\n", "option of a named strategy", 4},
       {"restrictions: block_size_x > 32\n", "restrictions must be a list", 4},
       {"shared_memory: '[1, 2'\n", "", 4},
   };

@@ -3,6 +3,7 @@
 // the degenerate spaces bayes_opt must survive.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -29,9 +30,9 @@ struct Outcome {
 };
 
 Outcome run(const std::string& name, const SearchSpace& space, const ExhaustiveTable& table, Budget budget,
-            uint64_t seed, size_t batch = 1, FeatureSource features = {}) {
+            uint64_t seed, size_t batch = 1, FeatureSource features = {}, std::vector<Observation> prior = {}) {
   Outcome out;
-  StrategyContext ctx{&space, seed, {}, features, budget.max_fevals};
+  StrategyContext ctx{&space, seed, {}, features, budget.max_fevals, std::move(prior)};
   std::unique_ptr<Strategy> s = make_strategy(name, ctx);
   auto evaluate = [&](std::span<const Config> cs) {
     out.evaluated.insert(out.evaluated.end(), cs.begin(), cs.end());
@@ -139,7 +140,7 @@ TEST(Strategies, CatalogIsCompleteAndDefaultIsInIt) {
 TEST(Strategies, RejectsUnknownNamesOptionsAndBadValues) {
   const SearchSpace space = bowl_space();
   auto make = [&](const std::string& name, std::map<std::string, Value, std::less<>> opts) {
-    return make_strategy(name, StrategyContext{&space, 1, std::move(opts), {}, 0});
+    return make_strategy(name, StrategyContext{&space, 1, std::move(opts), {}, 0, {}});
   };
   auto message = [&](const std::string& name, std::map<std::string, Value, std::less<>> opts) -> std::string {
     try {
@@ -288,6 +289,75 @@ TEST(ModelRank, NeverSpendsBudgetOnWhatFailsToCompileOrSpills) {
   // from, not for every candidate of every step (the 468-point space).
   EXPECT_GT(asked.size(), static_cast<size_t>(calls) * 2);
   EXPECT_LT(asked.size(), 3u * 150);
+}
+
+// --- model_rank with a prior (the same kernel measured on another GPU) -------
+
+// The bowl as another GPU measured it: the same shape with its optimum moved
+// one step in b, every 5th configuration failed there, and one configuration
+// listed twice and one outside the space, as real data may have them.
+std::vector<Observation> other_gpu(const SearchSpace& space) {
+  std::vector<Observation> prior;
+  for (uint64_t i = 0; i < space.count_valid(); ++i) {
+    const Config c = space.at(i);
+    const std::vector<Value> v = space.values(c);
+    const double shifted = bowl(space, c) + 0.5 * (v[1].as_float() - 2) - 0.01 * static_cast<double>(i % 3);
+    prior.push_back({c, i % 5 == 4 ? std::nullopt : std::optional<double>(shifted)});
+  }
+  prior.push_back(prior.front());
+  prior.push_back({Config{6, 5, 0, 0}, 0.0});  // a + b > 9: not in this space, and "best" there
+  return prior;
+}
+
+TEST(ModelRank, DrawsItsFirstDesignFromThePriorsBestTenth) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl);
+  const std::vector<Observation> prior = other_gpu(space);
+  std::vector<std::pair<double, Config>> ok;
+  for (const Observation& o : prior)
+    if (o.score && space.is_valid(o.config)) ok.emplace_back(*o.score, o.config);
+  std::sort(ok.begin(), ok.end());
+  const size_t distinct_successes = ok.size() - 1;  // one listed twice
+  const size_t tenth = (distinct_successes + 9) / 10;
+  std::set<Config> best_tenth;
+  for (const auto& [score, c] : ok)
+    if (best_tenth.size() < tenth) best_tenth.insert(c);
+
+  for (uint64_t seed : {1, 2, 3}) {
+    Outcome o = run("model_rank", space, table, Budget{100, 0}, seed, 1, {}, prior);
+    ASSERT_EQ(o.result.fevals, 100u);
+    EXPECT_EQ(o.evaluated[0], ok[0].second) << "the prior's best comes first";
+    for (size_t i = 0; i < 8; ++i)  // the design: initial_samples = 8
+      EXPECT_TRUE(best_tenth.count(o.evaluated[i])) << "design pick " << i << " is outside the prior's best tenth";
+    EXPECT_EQ(*o.result.best_score, 1.0);
+    Outcome again = run("model_rank", space, table, Budget{100, 0}, seed, 1, {}, prior);
+    EXPECT_EQ(again.evaluated, o.evaluated) << "not deterministic with a prior";
+  }
+  // The design's random part differs between seeds.
+  EXPECT_NE(run("model_rank", space, table, Budget{20, 0}, 1, 1, {}, prior).evaluated,
+            run("model_rank", space, table, Budget{20, 0}, 2, 1, {}, prior).evaluated);
+}
+
+TEST(ModelRank, APriorWithoutSuccessesChangesNothing) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl, 20);
+  std::vector<Observation> failed_everywhere = other_gpu(space);
+  for (Observation& o : failed_everywhere) o.score = std::nullopt;
+  const Outcome none = run("model_rank", space, table, Budget{60, 0}, 9, 3);
+  EXPECT_EQ(run("model_rank", space, table, Budget{60, 0}, 9, 3, {}, failed_everywhere).evaluated, none.evaluated);
+  EXPECT_EQ(run("model_rank", space, table, Budget{60, 0}, 9, 3, {}, {}).evaluated, none.evaluated);
+}
+
+TEST(ModelRank, APriorSmallerThanTheDesignIsFollowedByRandomPicks) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl);
+  const std::vector<Observation> two = {{space.at(100), 2.0}, {space.at(7), 1.0}};
+  Outcome o = run("model_rank", space, table, Budget{30, 0}, 4, 1, {}, two);
+  ASSERT_EQ(o.result.fevals, 30u);
+  EXPECT_EQ(o.evaluated[0], space.at(7));
+  EXPECT_EQ(o.evaluated[1], space.at(100));
+  std::set<Config> distinct(o.evaluated.begin(), o.evaluated.end());
+  EXPECT_EQ(distinct.size(), 30u);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "search/svg_plot.h"
 #include "tuner/cli.h"
 #include "tuner/cli_json.h"
+#include "tuner/prior.h"
 #include "tuner/replay.h"
 #include "tuner/spec.h"
 #include "tuner/table.h"
@@ -25,6 +26,8 @@ struct CompareCliOptions {
   std::vector<std::string> sets;  // --set NAME=VALUE: spec constants overridden
   std::string simulate;
   std::string device;
+  std::string prior;  // --prior DATA: the same kernel measured elsewhere
+  std::string prior_device;
   std::string strategies;
   size_t runs = 20;
   uint64_t max_fevals = 200;
@@ -98,6 +101,11 @@ int run_compare(const CompareCliOptions& o) {
   co.higher_is_better = spec.higher_is_better;
   // As `ktune tune --simulate` gives them: the strategies see what the tuner would.
   co.features = [&replay](std::span<const Config> cs) { return replay.features(cs); };
+  std::optional<Prior> prior;
+  if (!o.prior.empty()) {
+    prior = load_prior(spec, o.prior, o.prior_device);
+    co.prior = prior->observations;
+  }
   const CompareResult r = compare(space, table, parse_strategies(o.strategies), co);
   if (!o.plot.empty())
     write_svg_plot(r, spec.kernel.name + " on " + replay.device().name + " (replay, " + std::to_string(o.runs) + " runs)",
@@ -110,7 +118,9 @@ int run_compare(const CompareCliOptions& o) {
             << o.simulate << ")\n"
             << "space: " << r.valid << " valid configurations (" << table.size() << " recorded, " << r.failed
             << " failed); optimum " << fixed(r.optimum, 5) << " " << (spec.objective == "time" ? "ms" : spec.objective)
-            << "; " << o.runs << " runs per strategy, budget " << r.max_fevals << "\n\n";
+            << "; " << o.runs << " runs per strategy, budget " << r.max_fevals << "\n";
+  if (prior) std::cout << "prior given to the strategies: " << prior->describe() << "\n";
+  std::cout << "\n";
   Table t({"strategy", "evals to 90%", "to 95%", "to 98%", "at 50 evals", "at 100 evals", "P-score"});
   for (const auto& s : r.strategies) {
     std::vector<std::string> row{s.name};
@@ -159,6 +169,10 @@ void add_strategies_command(CLI::App& app, CommandResult& result) {
   cmp->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
   cmp->add_option("--simulate", o->simulate, "recorded data: a ktune database or Kernel Tuner cache")->required();
   cmp->add_option("--device", o->device, "which device's results, where the data holds several");
+  cmp->add_option("--prior", o->prior,
+                  "the same kernel measured elsewhere (a ktune database or Kernel Tuner cache), given to the "
+                  "strategies as ktune tune --prior gives it");
+  cmp->add_option("--prior-device", o->prior_device, "which device's results of --prior, where it holds several");
   cmp->add_option("--strategies", o->strategies,
                   "comma-separated names, each optionally with options: bayes_opt:initial_samples=20 "
                   "(default: all but brute_force)");

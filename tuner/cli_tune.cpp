@@ -20,6 +20,7 @@
 #include "tuner/cli.h"
 #include "tuner/cli_json.h"
 #include "tuner/gpu_session.h"
+#include "tuner/prior.h"
 #include "tuner/progress.h"
 #include "tuner/replay.h"
 #include "tuner/spec.h"
@@ -41,6 +42,9 @@ struct TuneOptions : ResultsOptions {
   std::optional<uint64_t> seed;
   int gpu = 0;
   std::string simulate;
+  std::string prior;  // --prior DATA; default: the database's own results of the kernel elsewhere
+  std::string prior_device;
+  bool no_prior = false;
   bool force = false;
   bool cold = false;
   std::optional<double> warmup_ms;
@@ -117,7 +121,7 @@ int run_tune(const TuneOptions& o) {
   std::unique_ptr<ConfigEvaluator> evaluator = make_evaluator(spec, o);
   StrategyContext ctx = strategy_context(spec, o, *evaluator);
   ctx.max_fevals = budget.max_fevals;
-  std::unique_ptr<Strategy> strat = make_strategy(strategy, ctx);
+  if (!o.prior.empty() && o.no_prior) throw Error::bad_input("--prior and --no-prior exclude each other");
 
   const db::DeviceInfo device = evaluator->device();
   db::SeriesIds ids;
@@ -132,9 +136,16 @@ int run_tune(const TuneOptions& o) {
   run.ktune_version = KTUNE_VERSION;
   run.replay = evaluator->replay();
   run.replay_source = run.replay ? evaluator->source() : "";
+  // Set before the strategy is made: it plans its first design from it.
+  std::optional<Prior> prior;
+  if (!o.prior.empty()) prior = load_prior(spec, o.prior, o.prior_device);
+  else if (!o.no_prior) prior = prior_from_store(spec, store, ids);
+  if (prior) ctx.prior = prior->observations;
+  std::unique_ptr<Strategy> strat = make_strategy(strategy, ctx);
   const int64_t run_id = store.begin_run(run);
 
   TuneReport report(spec, device, run.replay, evaluator->source(), !o.json);
+  if (prior) report.set_prior(prior->describe());
   CostOptions co;
   // A batch is what the compile pool works on ahead of the GPU. Strategies
   // that learn from each result get small batches; those that do not
@@ -199,6 +210,12 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--seed", o->seed, "seed for the strategy");
   sub->add_option("--gpu", o->gpu, "GPU index");
   sub->add_option("--simulate", o->simulate, "replay recorded measurements: a ktune database or Kernel Tuner cache");
+  sub->add_option("--prior", o->prior,
+                  "results of the same kernel measured elsewhere (a ktune database or Kernel Tuner cache): the "
+                  "strategy starts from what ranked well there (default: this database's series of the kernel "
+                  "on another device or problem size with the most results)");
+  sub->add_option("--prior-device", o->prior_device, "which device's results of --prior, where it holds several");
+  sub->add_flag("--no-prior", o->no_prior, "start without a prior, not even the database's");
   sub->add_flag("--force", o->force, "measure again what the database already holds");
   sub->add_flag("--cold", o->cold, "flush the L2 cache before every sample");
   sub->add_option("--warmup", o->warmup_ms, "milliseconds of launches before every configuration's timed samples (default: 20 for the first and after the GPU idled 250 ms, 2 while it is kept busy)");

@@ -167,7 +167,8 @@ void read_strategy(const Doc& d, Draft& draft) {
     return;
   }
   need_map(d, "strategy");
-  st.name = need_string(required(d, "name", "strategy"), "strategy.name");
+  // Without a name the budget and seed apply to the command's default strategy.
+  if (const Doc* name = d.find("name")) st.name = need_string(*name, "strategy.name");
   for (const auto& m : d.members) {
     if (m.key == "name") continue;
     if (m.key == "max_fevals") {
@@ -181,6 +182,9 @@ void read_strategy(const Doc& d, Draft& draft) {
       if (n < 0) fail(m.value.where, "strategy.seed must not be negative");
       st.seed = uint64_t(n);
     } else {
+      // Options belong to one strategy: without its name they would silently
+      // change meaning when the default does.
+      if (st.name.empty()) fail(m.value.where, "strategy." + m.key + " is an option of a named strategy: add 'name'");
       st.options[m.key] = doc_to_value(m.value, "strategy." + m.key);
     }
   }

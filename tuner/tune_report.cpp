@@ -37,6 +37,7 @@ void TuneReport::start(uint64_t total) {
         << " from " << source_ << "\n";
   else
     out << "ktune: tuning " << spec_->kernel.name << " on " << source_ << "\n";
+  if (!prior_.empty()) out << "ktune: prior: " << prior_ << " (the first configurations come from its best tenth; --no-prior: without)\n";
   if (resumed_) out << "ktune: " << resumed_ << " configurations reused from the database (use --force to re-measure)\n";
   bar_ = std::make_unique<Progress>(replay_ ? "replay" : "tune", total, interactive_);
 }
@@ -85,7 +86,8 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
     cli::Json j = {{"run_id", run_id}, {"kernel", spec_->kernel.name}, {"device", device_.name},
                    {"replay", replay_}, {"source", source_}, {"stop", stop_reason_name(result.stop)},
                    {"evaluations", measured_}, {"resumed", resumed_}, {"missing_from_data", missing_},
-                   {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_}};
+                   {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_},
+                   {"prior", prior_.empty() ? cli::Json() : cli::Json(prior_)}};
     cli::Json best = cli::Json::array();
     for (size_t i = 0; i < r.size() && i < static_cast<size_t>(top); ++i) {
       cli::Json c = cli::Json::object();

@@ -29,6 +29,8 @@ class TuneReport {
 
   void add(const Measured& m);                 // a configuration measured (or replayed) now
   void add_resumed(const db::Evaluation& e);   // one reused from the database
+  // What the strategy was given as its prior (Prior::describe()).
+  void set_prior(std::string description) { prior_ = std::move(description); }
   void start(uint64_t total);
   void progress(const TraceEntry& t);
   // Re-measures the best k interleaved on the GPU; the table then shows both times.
@@ -44,6 +46,7 @@ class TuneReport {
   db::DeviceInfo device_;
   bool replay_;
   std::string source_;
+  std::string prior_;  // "" = none
   bool interactive_;
   std::vector<db::Evaluation> evals_;
   std::map<std::string, int> counts_;
