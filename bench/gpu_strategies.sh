@@ -5,9 +5,12 @@
 # time includes every compile (the compile features model_rank and auto ask
 # for included). Prints per run the evaluations, wall time, best objective and,
 # given OPTIMUM (e.g. the recorded exhaustive optimum), the fraction of it.
+# A strategy written NAME+prior runs with --prior "$PRIOR" (the same kernel
+# recorded on another GPU); every other runs with --no-prior.
 #
 #   bench/gpu_strategies.sh KTUNE OUT SPEC FEVALS OPTIMUM "SEEDS" STRATEGY...
 #   e.g. bench/gpu_strategies.sh build/ktune out bench/specs/gemm_bf16_10k.yaml 100 352.4365 "1 2 3" auto random_sample
+#   PRIOR=examples/data/gemm_bf16_h200.json bench/gpu_strategies.sh ... model_rank+prior model_rank
 set -u
 BIN=$1; OUT=$2; SPEC=$3; FEVALS=$4; OPT=$5; SEEDS=$6; shift 6
 mkdir -p "$OUT"
@@ -18,8 +21,13 @@ for s in "$@"; do
     tag="$s-$seed"
     rm -rf "$OUT/cache-$tag" "$OUT/$tag.db"*
     start=$(date +%s.%N)
-    KTUNE_CACHE_DIR="$OUT/cache-$tag" timeout "${KTUNE_RUN_TIMEOUT:-600}" "$BIN" tune "$SPEC" --strategy "$s" --seed "$seed" \
-      --max-fevals "$FEVALS" --db "$OUT/$tag.db" --json > "$OUT/$tag.json" 2> "$OUT/$tag.err"
+    # The prior flags go in the positional parameters (the loop list was expanded already).
+    case "$s" in
+      *+prior) name=${s%+prior}; set -- --prior "$PRIOR" ;;
+      *) name=$s; set -- --no-prior ;;
+    esac
+    KTUNE_CACHE_DIR="$OUT/cache-$tag" timeout "${KTUNE_RUN_TIMEOUT:-600}" "$BIN" tune "$SPEC" --strategy "$name" --seed "$seed" \
+      --max-fevals "$FEVALS" --db "$OUT/$tag.db" "$@" --json > "$OUT/$tag.json" 2> "$OUT/$tag.err"
     rc=$?
     end=$(date +%s.%N)
     echo "$s $seed $rc $start $end" >> "$OUT/runs.txt"

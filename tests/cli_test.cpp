@@ -214,6 +214,18 @@ TEST_F(Cli, TuneStartsFromTheDatabasesResultsOnAnotherGpu) {
   EXPECT_EQ(ktune("tune " + kVecSpec + " --simulate " + kVecData + " --prior /no/such.json --db " + db2).status, 2);
   EXPECT_EQ(ktune("tune " + kVecSpec + " --simulate " + kVecData + " --prior " + h200 + " --no-prior --db " + db2).status, 2);
 
+  // A database with the kernel on several devices: --prior-device picks one.
+  Ran several = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 1 --prior " + db_ +
+                      " --db " + (dir_ / "t4.db").string(), true);
+  EXPECT_EQ(several.status, 2) << several.out;
+  EXPECT_NE(several.out.find("choose one with --prior-device: NVIDIA H100 80GB HBM3, NVIDIA H200"), std::string::npos)
+      << several.out;
+  Ran picked = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 1 --prior " + db_ +
+                     " --prior-device 'NVIDIA H200' --json --db " + (dir_ / "t4.db").string());
+  ASSERT_EQ(picked.status, 0) << picked.out;
+  EXPECT_NE(nlohmann::json::parse(picked.out)["prior"].get<std::string>().find("60 results on NVIDIA H200"),
+            std::string::npos);
+
   // The comparison takes one too, and says so.
   Ran cmp = ktune("strategies compare " + kVecSpec + " --simulate " + kVecData + " --prior " + h200 +
                   " --strategies model_rank --runs 2 --max-fevals 10");

@@ -26,12 +26,14 @@ void add(const Spec& spec, const db::Evaluation& e, Prior& p) {
 }  // namespace
 
 std::string Prior::describe() const {
-  return std::to_string(successes) + " results on " + device + (problem_size.empty() ? "" : " " + problem_size) +
-         " from " + source;
+  const size_t n = observations.size();
+  return std::to_string(n) + " results" +
+         (successes == n ? "" : ", " + std::to_string(successes) + " successful,") + " on " + device +
+         (problem_size.empty() ? "" : " " + problem_size) + " from " + source;
 }
 
 Prior load_prior(const Spec& spec, const std::string& path, const std::string& device) {
-  const ReplayEvaluator data(spec, path, device);
+  const ReplayEvaluator data(spec, path, device, "--prior-device");
   Prior p;
   p.device = data.device().name;
   p.source = path;

@@ -25,7 +25,8 @@ struct Prior {
   std::string problem_size;                // "[268435456]"; "" when not known
   std::string source;                      // the file or database it came from
   size_t successes = 0;
-  // "852 results on NVIDIA H200 [268435456] from ktune.db"
+  // "852 results on NVIDIA H200 [268435456] from ktune.db",
+  // "100 results, 61 successful, on ..." where some failed there
   std::string describe() const;
 };
 

@@ -46,7 +46,8 @@ std::vector<StaticFeatures> ReplayEvaluator::features(std::span<const Config> co
   return out;
 }
 
-ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path, const std::string& device)
+ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path, const std::string& device,
+                                 const std::string& device_option)
     : spec_(&spec), path_(data_path) {
   if (db::is_sqlite_file(data_path)) {
     db::StoreOptions so;
@@ -62,7 +63,7 @@ ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path,
     for (const auto& r : rows) devices.insert(r.device);
     if (devices.size() > 1)
       throw Error::bad_input(data_path + " holds results of kernel '" + spec.kernel.name +
-                             "' on several devices; choose one with --device: " + joined(devices));
+                             "' on several devices; choose one with " + device_option + ": " + joined(devices));
     if (rows.empty())
       throw Error::bad_input(data_path + " holds no results for kernel '" + spec.kernel.name + "'");
     for (const db::DeviceRow& d : store.devices())

@@ -18,8 +18,11 @@ namespace ktune {
 
 class ReplayEvaluator : public ConfigEvaluator {
  public:
-  // `device` selects one device's results where the database holds several.
-  ReplayEvaluator(const Spec& spec, const std::string& data_path, const std::string& device = "");
+  // `device` selects one device's results where the database holds several;
+  // `device_option` is the command-line option that sets it, for the message
+  // that asks for it.
+  ReplayEvaluator(const Spec& spec, const std::string& data_path, const std::string& device = "",
+                  const std::string& device_option = "--device");
 
   db::DeviceInfo device() const override { return device_; }
   std::vector<Measured> evaluate(std::span<const std::vector<Value>> configs) override;
