@@ -70,18 +70,28 @@ struct RunCurve {
   std::vector<double> best;
   std::vector<std::pair<double, double>> by_time;  // (elapsed_s, best) per evaluation
   uint64_t fevals = 0;
+  double elapsed_s = 0;
 };
 
 RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const Landscape& l,
                 const StrategyRun& s, uint64_t seed, uint64_t k_max, const CompareOptions& o) {
-  StrategyContext ctx{&space, seed, s.options, o.features, k_max, o.prior};
+  CompileLedger ledger;
+  FeatureSource features;
+  if (o.features)
+    features = [&](std::span<const Config> configs) {
+      for (const Config& c : configs)
+        if (auto it = table.find(c); it != table.end()) ledger.asked(c, it->second.compile_s);
+      return o.features(configs);
+    };
+  StrategyContext ctx{&space, seed, s.options, features, k_max, o.prior};
   std::unique_ptr<Strategy> strategy = make_strategy(s.name, ctx);
   auto evaluate = [&](std::span<const Config> configs) {
     std::vector<EvalOutcome> out;
     for (const Config& c : configs) {
       auto it = table.find(c);
-      out.push_back(it == table.end() ? EvalOutcome{std::nullopt, l.mean_cost}
-                                      : EvalOutcome{it->second.objective, it->second.cost_s});
+      out.push_back(it == table.end()
+                        ? EvalOutcome{std::nullopt, ledger.measured(c, l.mean_cost, 0)}
+                        : EvalOutcome{it->second.objective, ledger.measured(c, it->second.cost_s, it->second.compile_s)});
     }
     return out;
   };
@@ -91,6 +101,7 @@ RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const La
   RunResult r = layer.run(*strategy);
   RunCurve curve;
   curve.fevals = r.fevals;
+  curve.elapsed_s = r.elapsed_s;
   double best = kInf;  // nothing succeeded yet
   for (const TraceEntry& e : r.trace) {
     if (e.best) best = o.higher_is_better ? -*e.best : *e.best;
@@ -150,6 +161,7 @@ StrategyComparison summarise(const std::string& name, const std::vector<RunCurve
   std::vector<std::optional<double>> ps;
   for (const RunCurve& r : runs) {
     s.max_evals_used = std::max(s.max_evals_used, r.fevals);
+    s.mean_time_s += r.elapsed_s / static_cast<double>(runs.size());
     ps.push_back(run_p_score(r, random, l));
     s.p_score += *ps.back() / static_cast<double>(runs.size());
   }

@@ -43,6 +43,7 @@ namespace ktune {
 struct TableEntry {
   std::optional<double> objective;  // nullopt: the configuration failed
   double cost_s = 0;                // recorded time to evaluate it
+  double compile_s = 0;             // the part of cost_s that compiled it (what a features request costs)
 };
 // Every valid configuration of the space. A configuration missing from the
 // table replays as failed with the mean recorded cost.
@@ -63,7 +64,9 @@ struct CompareOptions {
   std::vector<double> fractions = {0.9, 0.95, 0.98};
   std::vector<uint64_t> budgets = {10, 20, 50, 100, 200, 500};  // those above max_fevals are left out
   std::vector<double> time_budgets;  // seconds; empty: mean recorded cost x each budget
-  FeatureSource features;  // given to the strategies
+  // Given to the strategies. A configuration whose features are asked for is
+  // charged its compile_s then and not again when measured (CompileLedger).
+  FeatureSource features;
   std::vector<Observation> prior;  // given to the strategies (StrategyContext::prior)
 };
 
@@ -78,6 +81,7 @@ struct StrategyComparison {
   std::vector<std::pair<uint64_t, Spread>> fraction_at_budget;
   std::vector<std::pair<double, Spread>> fraction_at_time;
   uint64_t max_evals_used = 0;
+  double mean_time_s = 0;  // recorded time of a run, mean over runs (feature compiles included)
   double p_score = 0;
   Spread p_score_runs;              // the per-run P-scores (their mean is p_score)
   std::vector<double> median_curve;  // median fraction of optimum after k = 1..max evaluations

@@ -76,6 +76,7 @@ std::string to_json(const CompareResult& r) {
     if (i) o << ",";
     o << "{\"name\":" << quoted(s.name) << ",\"p_score\":" << number(s.p_score)
       << ",\"p_score_runs\":" << spread(s.p_score_runs) << ",\"max_evals_used\":" << s.max_evals_used
+      << ",\"mean_time_s\":" << number(s.mean_time_s)
       << ",\"evals_to_fraction\":" << medians(s.evals_to_fraction)
       << ",\"evals_to_fraction_spread\":" << keyed(s.evals_to_fraction)
       << ",\"fraction_at_budget\":" << keyed(std::vector<std::pair<int64_t, Spread>>(

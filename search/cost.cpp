@@ -1,5 +1,6 @@
 #include "search/cost.h"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_set>
 
@@ -133,6 +134,17 @@ RunResult CostLayer::run(Strategy& strategy, const Progress& progress) {
   }
   r.elapsed_s = elapsed(r, start);
   return r;
+}
+
+void CompileLedger::asked(const Config& c, double compile_s) {
+  if (compiled_.insert(c).second) pending_s_ += compile_s;
+}
+
+double CompileLedger::measured(const Config& c, double cost_s, double compile_s) {
+  const double paid = compiled_.insert(c).second ? 0.0 : std::min(compile_s, cost_s);
+  const double charged = cost_s - paid + pending_s_;
+  pending_s_ = 0;
+  return charged;
 }
 
 }  // namespace ktune

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -112,6 +113,22 @@ class CostLayer {
   CostOptions options_;
   std::unordered_map<Config, Cached, ConfigHash> cache_;
   std::vector<std::pair<Config, EvalOutcome>> seeds_;
+};
+
+// What compile features cost in a replay, so that its recorded-time axis is
+// what a GPU run costs. On a GPU host a features request compiles the
+// configuration (its recorded compile time), and measuring it later finds the
+// cubin in the cache. measured() charges a measurement its recorded cost less
+// the compile already paid, plus the feature compiles asked for since the
+// last measurement (a replay's time advances only with evaluations).
+class CompileLedger {
+ public:
+  void asked(const Config& c, double compile_s);
+  double measured(const Config& c, double cost_s, double compile_s);
+
+ private:
+  std::set<Config> compiled_;
+  double pending_s_ = 0;
 };
 
 }  // namespace ktune

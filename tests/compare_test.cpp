@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 #include "search/compare.h"
 #include "search/svg_plot.h"
@@ -186,6 +187,43 @@ TEST(Compare, FractionsAtBudgetsAndTimes) {
   EXPECT_EQ(s.max_evals_used, 60u);
   EXPECT_DOUBLE_EQ(s.median_curve.back(), 1.0);
   EXPECT_EQ(*s.evals_to_fraction[0].second.median, 60.0);  // 0.9 of optimum needs x=59 (1/1.0)
+}
+
+// On a GPU host a features request compiles; the replay's time axis charges
+// it then, once, and the later measurement of that configuration not again.
+TEST(Compare, FeatureCompilesCountInTheRecordedTime) {
+  const SearchSpace space = bowl_space();
+  ExhaustiveTable table = table_of(space, bowl);
+  for (auto& [c, e] : table) e.cost_s = e.compile_s = 1.0;  // all of it compiling
+  std::set<Config> asked;
+  CompareOptions o;
+  o.runs = 1;
+  o.max_fevals = 40;
+  o.features = [&](std::span<const Config> cs) {
+    asked.insert(cs.begin(), cs.end());
+    std::vector<StaticFeatures> f(cs.size());
+    for (StaticFeatures& x : f) x.compiled = true, x.occupancy = 1;
+    return f;
+  };
+  CompareResult r = compare(space, table, {{"model_rank", {}, ""}, {"random_sample", {}, ""}}, o);
+  // model_rank screens everything it measures: its time is one compile per
+  // configuration it asked about, measured or not.
+  EXPECT_GT(asked.size(), 40u);
+  EXPECT_DOUBLE_EQ(r.strategies[0].mean_time_s, static_cast<double>(asked.size()));
+  EXPECT_DOUBLE_EQ(r.strategies[1].mean_time_s, 40.0);  // random search asks for none
+}
+
+TEST(CompileLedger, ChargesAFeatureCompileOnceWithTheNextMeasurement) {
+  CompileLedger l;
+  l.asked(Config{1}, 0.5);
+  l.asked(Config{2}, 0.25);
+  l.asked(Config{1}, 0.5);                            // asked again: compiled once
+  EXPECT_DOUBLE_EQ(l.measured(Config{3}, 2.0, 0.5), 2.75);  // its own cost and both compiles
+  EXPECT_DOUBLE_EQ(l.measured(Config{1}, 2.0, 0.5), 1.5);   // its compile was paid
+  EXPECT_DOUBLE_EQ(l.measured(Config{3}, 2.0, 0.5), 1.5);   // a repeat: compiled already
+  l.asked(Config{5}, 0.5);
+  EXPECT_DOUBLE_EQ(l.measured(Config{6}, 1.0, 0.0), 1.5);
+  EXPECT_DOUBLE_EQ(l.measured(Config{5}, 0.1, 0.5), 0.0);   // a record whose compile exceeds its cost: not below zero
 }
 
 TEST(Compare, HigherIsBetterUsesBestOverOptimum) {

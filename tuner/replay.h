@@ -10,6 +10,7 @@
 #include <string>
 
 #include "db/record.h"
+#include "search/cost.h"
 #include "search/strategy.h"
 #include "tuner/config_evaluator.h"
 #include "tuner/spec.h"
@@ -37,7 +38,9 @@ class ReplayEvaluator : public ConfigEvaluator {
   // What the offline compile said of each configuration, taken from its
   // recorded resources (registers, shared and local memory, theoretical
   // occupancy): the StrategyContext::features of a replay. Default features
-  // for one not recorded.
+  // for one not recorded. Each configuration asked for is charged its recorded
+  // compile time once, with the next evaluation, as a GPU host would compile
+  // it then (see CompileLedger).
   std::vector<StaticFeatures> features(std::span<const Config> configs) override;
 
  private:
@@ -47,6 +50,7 @@ class ReplayEvaluator : public ConfigEvaluator {
   std::string path_;
   db::DeviceInfo device_;
   std::map<std::string, db::Evaluation> records_;
+  CompileLedger ledger_;  // feature compiles charged to the recorded time
 };
 
 }  // namespace ktune
