@@ -30,6 +30,7 @@ class ModelRank final : public StrategyBase {
         initial_(static_cast<size_t>(opt_int(ctx, "initial_samples"))),
         pool_(static_cast<size_t>(opt_int(ctx, "pool"))),
         cap_(static_cast<size_t>(opt_int(ctx, "max_observations"))),
+        shortlist_(static_cast<size_t>(opt_int(ctx, "shortlist"))),
         kappa_(opt_float(ctx, "kappa")),
         avoid_spills_(opt_bool(ctx, "avoid_spills")),
         use_features_(static_cast<bool>(ctx.features)) {
@@ -62,7 +63,7 @@ class ModelRank final : public StrategyBase {
     std::vector<Config> by_model;
     for (size_t i : order) by_model.push_back(pool[i]);
     const std::vector<Config> shortlist =
-        screened_in_order(by_model, std::max(kShortlistPerProposal * max_batch, kShortlistMin), max_batch);
+        screened_in_order(by_model, std::max(shortlist_ * max_batch, kShortlistMin), max_batch);
     if (shortlist.size() <= max_batch) return shortlist;
     return best_of(t, shortlist, max_batch, true);
   }
@@ -182,9 +183,9 @@ class ModelRank final : public StrategyBase {
   }
 
   static constexpr size_t kFeatureDims = 4;
-  // The short list gets kShortlistPerProposal candidates per configuration
-  // proposed, at least kShortlistMin.
-  static constexpr size_t kShortlistPerProposal = 4, kShortlistMin = 16;
+  // The short list gets `shortlist` candidates per configuration proposed,
+  // at least kShortlistMin.
+  static constexpr size_t kShortlistMin = 16;
 
   void encode(const Config& c, std::vector<double>& out, bool with_features) {
     encoder_.encode(c, out);
@@ -197,7 +198,7 @@ class ModelRank final : public StrategyBase {
   }
 
   ConfigEncoder encoder_;
-  size_t initial_, pool_, cap_;
+  size_t initial_, pool_, cap_, shortlist_;
   double kappa_;
   bool avoid_spills_, use_features_;
   std::unordered_map<Config, StaticFeatures, ConfigHash> features_;
@@ -216,7 +217,10 @@ StrategyDef model_rank_def() {
            {"pool", OptionKind::Int, 300, 1, 1000000, {}, "random candidates per step (plus best neighbours)"},
            {"kappa", OptionKind::Float, 1.0, 0, 100, {}, "LCB exploration weight"},
            {"max_observations", OptionKind::Int, 120, 2, 100000, {}, "observations the model is fitted to"},
-           {"avoid_spills", OptionKind::Bool, true, 0, 0, {}, "skip configurations that spill registers"}},
+           {"avoid_spills", OptionKind::Bool, true, 0, 0, {}, "skip configurations that spill registers"},
+           {"shortlist", OptionKind::Int, 4, 1, 1000, {},
+            "candidates whose features are compiled per configuration proposed (at least 16 a step): fewer "
+            "compiles, a coarser screen"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<ModelRank>(ctx); }};
 }
 

@@ -168,6 +168,14 @@ TEST_F(Cli, StrategyComparisonReportsJsonAndPlot) {
   EXPECT_EQ(jo["strategies"][0]["name"], "auto:switch_at=5");
   EXPECT_EQ(ktune("strategies compare " + kVecSpec + " --simulate " + kVecData + " --strategies auto:no_such=1").status, 2);
   EXPECT_EQ(ktune("strategies compare " + kVecSpec + " --simulate " + kVecData + " --strategies nope").status, 2);
+  // Batches as a GPU run proposes them; each strategy's recorded time per run.
+  Ran batched = ktune("strategies compare " + kVecSpec + " --simulate " + kVecData +
+                      " --strategies model_rank,random_sample --runs 2 --max-fevals 24 --batch 8 --json");
+  ASSERT_EQ(batched.status, 0) << batched.out;
+  auto jb = nlohmann::json::parse(batched.out);
+  EXPECT_EQ(jb["strategies"][1]["max_evals_used"].get<int>(), 24);
+  EXPECT_GT(jb["strategies"][1]["mean_time_s"].get<double>(), 0.0);
+  EXPECT_EQ(ktune("strategies compare " + kVecSpec + " --simulate " + kVecData + " --batch 0").status, 2);
 }
 
 // A database that holds the kernel's results on another GPU gives the

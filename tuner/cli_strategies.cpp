@@ -32,6 +32,7 @@ struct CompareCliOptions {
   size_t runs = 20;
   uint64_t max_fevals = 200;
   uint64_t seed = 1;
+  size_t batch = 1;
   std::string plot;
   bool json = false;
 };
@@ -99,6 +100,8 @@ int run_compare(const CompareCliOptions& o) {
   co.runs = o.runs;
   co.first_seed = o.seed;
   co.max_fevals = o.max_fevals;
+  if (o.batch < 1) throw Error::bad_input("--batch: at least 1");
+  co.batch_size = o.batch;
   co.higher_is_better = spec.higher_is_better;
   // As `ktune tune --simulate` gives them: the strategies see what the tuner would.
   co.features = [&replay](std::span<const Config> cs) { return replay.features(cs); };
@@ -184,6 +187,10 @@ void add_strategies_command(CLI::App& app, CommandResult& result) {
   cmp->add_option("--runs", o->runs, "runs per strategy (seeds seed, seed+1, ...)")->capture_default_str();
   cmp->add_option("--max-fevals", o->max_fevals, "evaluations per run")->capture_default_str();
   cmp->add_option("--seed", o->seed, "first seed")->capture_default_str();
+  cmp->add_option("--batch", o->batch,
+                  "configurations per proposal, as ktune tune --batch (a GPU run proposes 8 at a time for the "
+                  "adaptive strategies)")
+      ->capture_default_str();
   cmp->add_option("--plot", o->plot, "write an SVG plot of best-so-far against evaluations");
   cmp->add_flag("--json", o->json, "machine-readable output");
   cmp->callback([o, &result] { result.exit_status = run_compare(*o); });
