@@ -6,7 +6,8 @@
 # for included). Prints per run the evaluations, wall time, best objective and,
 # given OPTIMUM (e.g. the recorded exhaustive optimum), the fraction of it.
 # A strategy written NAME+prior runs with --prior "$PRIOR" (the same kernel
-# recorded on another GPU); every other runs with --no-prior.
+# recorded on another GPU); every other runs with --no-prior. NAME@B runs
+# with --batch B (configurations per proposal; default 8 on a GPU).
 #
 #   bench/gpu_strategies.sh KTUNE OUT SPEC FEVALS OPTIMUM "SEEDS" STRATEGY...
 #   e.g. bench/gpu_strategies.sh build/ktune out bench/specs/gemm_bf16_10k.yaml 100 352.4365 "1 2 3" auto random_sample
@@ -25,6 +26,9 @@ for s in "$@"; do
     case "$s" in
       *+prior) name=${s%+prior}; set -- --prior "$PRIOR" ;;
       *) name=$s; set -- --no-prior ;;
+    esac
+    case "$name" in
+      *@*) set -- "$@" --batch "${name#*@}"; name=${name%@*} ;;
     esac
     KTUNE_CACHE_DIR="$OUT/cache-$tag" timeout "${KTUNE_RUN_TIMEOUT:-600}" "$BIN" tune "$SPEC" --strategy "$name" --seed "$seed" \
       --max-fevals "$FEVALS" --db "$OUT/$tag.db" "$@" --json > "$OUT/$tag.json" 2> "$OUT/$tag.err"

@@ -11,7 +11,9 @@
 // (occupancy, registers, shared memory, spills), which carry over between
 // configurations that share resource usage. Without features it is a
 // local-emphasis GP search: still a good strategy. Features are asked for at
-// most once per configuration, a chunk at a time.
+// most once per configuration, a chunk at a time. The first configurations,
+// before the model has data, are random, or with a prior (StrategyContext::
+// prior: the kernel measured on another GPU) drawn from the prior's best tenth.
 #include <algorithm>
 #include <numeric>
 
