@@ -73,14 +73,14 @@ void compile_all(const Spec& spec, const Arch& arch, std::vector<Row>& rows, uns
   std::unordered_map<CompilePool::Ticket, size_t> row_of;
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto values = spec.space().values(rows[i].config);
-    const LaunchResult geo = spec.geometry(values);
-    if (!geo.ok()) {
-      rows[i].launch_error = geo.error;
+    KernelBuild b = plan_build(spec, values, arch);
+    if (!b.request) {
+      rows[i].launch_error = b.launch.error;
       ++failed;
       bar.update(++done, "failed " + std::to_string(failed));
       continue;
     }
-    const CompilePool::Ticket t = pool.submit(make_compile_request(spec, values, *geo.launch, arch));
+    const CompilePool::Ticket t = pool.submit(std::move(*b.request));
     waiting.push_back(t);
     row_of[t] = i;
   }

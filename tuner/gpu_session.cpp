@@ -225,14 +225,10 @@ void GpuSession::prepare_reference() {
 GpuSession::Compiled GpuSession::prepare(const std::vector<Value>& config,
                                          std::optional<CompileRequest>& request) const {
   Compiled c;
-  request.reset();
-  const LaunchResult geo = spec_->geometry(config);
-  if (!geo.ok()) {
-    c.launch_error = geo.error;
-    return c;
-  }
-  c.launch = geo.launch;
-  request = make_compile_request(*spec_, config, *geo.launch, arch_);
+  KernelBuild b = plan_build(*spec_, config, arch_);
+  c.launch = b.launch.launch;
+  c.launch_error = b.launch.error;
+  request = std::move(b.request);
   return c;
 }
 

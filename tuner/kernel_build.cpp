@@ -6,6 +6,12 @@
 
 namespace ktune {
 
+KernelBuild plan_build(const Spec& spec, const std::vector<Value>& config, const Arch& arch) {
+  KernelBuild b{spec.geometry(config), std::nullopt};
+  if (b.launch.ok()) b.request = make_compile_request(spec, config, *b.launch.launch, arch);
+  return b;
+}
+
 CompileRequest make_compile_request(const Spec& spec, const std::vector<Value>& config, const Launch& launch,
                                     const Arch& arch) {
   CompileRequest r;

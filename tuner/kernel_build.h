@@ -5,6 +5,7 @@
 // compile a configuration identically (and hit the same cubin cache entries).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,16 @@ namespace ktune {
 
 CompileRequest make_compile_request(const Spec& spec, const std::vector<Value>& config, const Launch& launch,
                                     const Arch& arch);
+
+// A configuration's launch and the request that compiles it, which needs the
+// launch (block size for the occupancy figure, defines from the grid). No
+// request when the launch cannot be computed: `launch.error` says why, and
+// the configuration is as good as one that does not compile.
+struct KernelBuild {
+  LaunchResult launch;
+  std::optional<CompileRequest> request;
+};
+KernelBuild plan_build(const Spec& spec, const std::vector<Value>& config, const Arch& arch);
 
 // The reference kernel (verify.reference): the same source and options, with
 // the defines of `config` so that macros the file expects are defined.

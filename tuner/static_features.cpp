@@ -12,10 +12,9 @@ std::vector<StaticFeatures> compile_features(const Spec& spec, const Arch& arch,
   std::vector<CompileRequest> requests;
   std::vector<size_t> asked;  // index in configs of each request
   for (size_t i = 0; i < configs.size(); ++i) {
-    const std::vector<Value> values = spec.space().values(configs[i]);
-    const LaunchResult geo = spec.geometry(values);
-    if (!geo.ok()) continue;  // it cannot be launched: as good as not compiling
-    requests.push_back(make_compile_request(spec, values, *geo.launch, arch));
+    KernelBuild b = plan_build(spec, spec.space().values(configs[i]), arch);
+    if (!b.request) continue;  // it cannot be launched: as good as not compiling
+    requests.push_back(std::move(*b.request));
     asked.push_back(i);
   }
   const std::vector<CompileResult> results = pool.compile(requests);
