@@ -53,8 +53,12 @@ class ModelRank final : public StrategyBase {
     if (num_results() < initial_ || num_successes() == 0) {  // the design: the prior's picks, then the pool's random part
       std::erase_if(prior_design_, [&](const Config& c) { return known(c); });
       pool.insert(pool.begin(), prior_design_.begin(), prior_design_.end());
-      std::vector<Config> wave = screened_in_order(pool, max_batch, max_batch);
-      if (wave.size() > max_batch) wave.resize(max_batch);
+      // No more than the design has left: a batch larger than the design
+      // (8 on a GPU) would otherwise fill up with random picks, past the cap
+      // for small spaces.
+      const size_t want = num_results() < initial_ ? std::min(max_batch, initial_ - num_results()) : max_batch;
+      std::vector<Config> wave = screened_in_order(pool, want, want);
+      if (wave.size() > want) wave.resize(want);
       return wave;
     }
     const TrainingSet t = make_training_set(history(), cap_);
@@ -93,8 +97,10 @@ class ModelRank final : public StrategyBase {
     return compiled;
   }
 
-  // Indices of `pool`, best lower confidence bound first.
-  std::vector<size_t> rank(const TrainingSet& t, const std::vector<Config>& pool, bool with_features) {
+  // Indices of `pool`, best lower confidence bound first; `mean_out` (when
+  // given) receives the model's mean for each of `pool`.
+  std::vector<size_t> rank(const TrainingSet& t, const std::vector<Config>& pool, bool with_features,
+                           std::vector<double>* mean_out = nullptr) {
     std::vector<double> x, xs, mean, sd;
     for (const Config& c : t.configs) encode(c, x, with_features);
     for (const Config& c : pool) encode(c, xs, with_features);
@@ -106,13 +112,35 @@ class ModelRank final : public StrategyBase {
     std::iota(order.begin(), order.end(), 0);
     auto lcb = [&](size_t i) { return mean[i] - kappa_ * sd[i]; };
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lcb(a) < lcb(b); });
+    if (mean_out) *mean_out = std::move(mean);
     return order;
   }
 
+  // The n best of `pool` for one batch. Each pick after the first is ranked by
+  // a model that believes its own mean at the picks before it (the "kriging
+  // believer"): their uncertainty is gone, so the next pick goes where the
+  // model still expects a gain, not next to the last one. The first n of one
+  // ranking were near-copies: on gemm_wgmma_h100 with batches of 8 (a GPU
+  // run's) the default's median after 10 evaluations was 0.83 of the optimum
+  // against 0.99 one at a time (docs/benchmarks.md).
   std::vector<Config> best_of(const TrainingSet& t, const std::vector<Config>& pool, size_t n, bool with_features) {
-    const std::vector<size_t> order = rank(t, pool, with_features);
     std::vector<Config> wave;
-    for (size_t i = 0; i < n && i < order.size(); ++i) wave.push_back(pool[order[i]]);
+    TrainingSet believed = t;
+    std::vector<bool> taken(pool.size(), false);
+    std::vector<double> mean;
+    while (wave.size() < n && wave.size() < pool.size()) {
+      const std::vector<size_t> order = rank(believed, pool, with_features, &mean);
+      size_t pick = order.front();
+      for (size_t i : order)
+        if (!taken[i]) {
+          pick = i;
+          break;
+        }
+      taken[pick] = true;
+      wave.push_back(pool[pick]);
+      believed.configs.push_back(pool[pick]);
+      believed.y.push_back(mean[pick]);
+    }
     return wave;
   }
 

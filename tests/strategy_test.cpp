@@ -291,6 +291,23 @@ TEST(ModelRank, NeverSpendsBudgetOnWhatFailsToCompileOrSpills) {
   EXPECT_LT(asked.size(), 3u * 150);
 }
 
+TEST(ModelRank, ABatchLargerThanTheDesignHoldsOnlyTheDesign) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl);
+  StrategyContext ctx{&space, 5, {}, {}, 100, {}};
+  std::unique_ptr<Strategy> s = make_strategy("model_rank", ctx);
+  const std::vector<Config> first = s->propose(16);  // a GPU run's batch is 8; the design here is 8
+  EXPECT_EQ(first.size(), 8u);
+  std::vector<Observation> heard;
+  for (const Config& c : first) heard.push_back({c, table.at(c).objective});
+  s->observe(heard);
+  const std::vector<Config> second = s->propose(16);  // the model's: a full batch of distinct new ones
+  EXPECT_EQ(second.size(), 16u);
+  std::set<Config> all(first.begin(), first.end());
+  all.insert(second.begin(), second.end());
+  EXPECT_EQ(all.size(), 24u);
+}
+
 // --- model_rank with a prior (the same kernel measured on another GPU) -------
 
 // The bowl as another GPU measured it: the same shape with its optimum moved
