@@ -191,8 +191,12 @@ TEST_F(Cli, TuneStartsFromTheDatabasesResultsOnAnotherGpu) {
   Ran second = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 1 --json --db " + db_);
   ASSERT_EQ(second.status, 0) << second.out;
   const auto j100 = nlohmann::json::parse(second.out);
-  ASSERT_TRUE(j100["prior"].is_string()) << second.out;
-  EXPECT_NE(j100["prior"].get<std::string>().find("60 results on NVIDIA H200"), std::string::npos) << j100["prior"];
+  ASSERT_TRUE(j100["prior"].is_object()) << second.out;
+  EXPECT_EQ(j100["prior"]["device"], "NVIDIA H200");
+  EXPECT_EQ(j100["prior"]["results"].get<int>(), 60);
+  EXPECT_EQ(j100["prior"]["successful"].get<int>(), 60);
+  EXPECT_EQ(j100["prior"]["problem_size"], "[67108864]");
+  EXPECT_EQ(j100["prior"]["source"], db_);
   // The H200's best by the objective (GB/s), not by the report's order, which
   // prefers occupancy between results within noise of each other.
   nlohmann::json best200;
@@ -213,7 +217,8 @@ TEST_F(Cli, TuneStartsFromTheDatabasesResultsOnAnotherGpu) {
                         " --json --db " + (dir_ / "t3.db").string());
   ASSERT_EQ(from_file.status, 0) << from_file.out;
   const auto jf = nlohmann::json::parse(from_file.out);
-  EXPECT_NE(jf["prior"].get<std::string>().find("246 results on NVIDIA H200 from"), std::string::npos) << jf["prior"];
+  EXPECT_EQ(jf["prior"]["results"].get<int>(), 246) << jf["prior"];
+  EXPECT_EQ(jf["prior"]["source"], h200);
 
   // A prior whose parameters are not the spec's, or none at all, is bad input.
   const std::string other = kRoot + "/examples/data/reduce_sum_h200.json";
@@ -231,8 +236,11 @@ TEST_F(Cli, TuneStartsFromTheDatabasesResultsOnAnotherGpu) {
   Ran picked = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 1 --prior " + db_ +
                      " --prior-device 'NVIDIA H200' --json --db " + (dir_ / "t4.db").string());
   ASSERT_EQ(picked.status, 0) << picked.out;
-  EXPECT_NE(nlohmann::json::parse(picked.out)["prior"].get<std::string>().find("60 results on NVIDIA H200"),
-            std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(picked.out)["prior"]["device"], "NVIDIA H200");
+  // The text run says which prior it used.
+  Ran said = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 1 --prior " + h200 +
+                   " --db " + (dir_ / "t5.db").string(), true);
+  EXPECT_NE(said.out.find("ktune: prior: 246 results on NVIDIA H200 from"), std::string::npos) << said.out;
 
   // The comparison takes one too, and says so.
   Ran cmp = ktune("strategies compare " + kVecSpec + " --simulate " + kVecData + " --prior " + h200 +

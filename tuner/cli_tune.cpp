@@ -145,7 +145,7 @@ int run_tune(const TuneOptions& o) {
   const int64_t run_id = store.begin_run(run);
 
   TuneReport report(spec, device, run.replay, evaluator->source(), !o.json);
-  if (prior) report.set_prior(prior->describe());
+  if (prior) report.set_prior(*prior);
   CostOptions co;
   // A batch is what the compile pool works on ahead of the GPU. Strategies
   // that learn from each result get small batches; those that do not

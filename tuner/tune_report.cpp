@@ -37,7 +37,7 @@ void TuneReport::start(uint64_t total) {
         << " from " << source_ << "\n";
   else
     out << "ktune: tuning " << spec_->kernel.name << " on " << source_ << "\n";
-  if (!prior_.empty()) out << "ktune: prior: " << prior_ << " (the first configurations come from its best tenth; --no-prior: without)\n";
+  if (prior_) out << "ktune: prior: " << prior_->describe() << " (the first configurations come from its best tenth; --no-prior: without)\n";
   if (resumed_) out << "ktune: " << resumed_ << " configurations reused from the database (use --force to re-measure)\n";
   bar_ = std::make_unique<Progress>(replay_ ? "replay" : "tune", total, interactive_);
 }
@@ -87,7 +87,11 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
                    {"replay", replay_}, {"source", source_}, {"stop", stop_reason_name(result.stop)},
                    {"evaluations", measured_}, {"resumed", resumed_}, {"missing_from_data", missing_},
                    {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_},
-                   {"prior", prior_.empty() ? cli::Json() : cli::Json(prior_)}};
+                   {"prior", cli::Json()}};
+    if (prior_)
+      j["prior"] = {{"device", prior_->device},          {"problem_size", prior_->problem_size},
+                    {"source", prior_->source},          {"results", prior_->observations.size()},
+                    {"successful", prior_->successes}};
     cli::Json best = cli::Json::array();
     for (size_t i = 0; i < r.size() && i < static_cast<size_t>(top); ++i) {
       cli::Json c = cli::Json::object();

@@ -16,6 +16,7 @@
 #include "db/record.h"
 #include "search/cost.h"
 #include "tuner/config_evaluator.h"
+#include "tuner/prior.h"
 #include "tuner/progress.h"
 #include "tuner/spec.h"
 
@@ -29,8 +30,8 @@ class TuneReport {
 
   void add(const Measured& m);                 // a configuration measured (or replayed) now
   void add_resumed(const db::Evaluation& e);   // one reused from the database
-  // What the strategy was given as its prior (Prior::describe()).
-  void set_prior(std::string description) { prior_ = std::move(description); }
+  // What the strategy was given as its prior.
+  void set_prior(const Prior& prior) { prior_ = prior; }
   void start(uint64_t total);
   void progress(const TraceEntry& t);
   // Re-measures the best k interleaved on the GPU; the table then shows both times.
@@ -46,7 +47,7 @@ class TuneReport {
   db::DeviceInfo device_;
   bool replay_;
   std::string source_;
-  std::string prior_;  // "" = none
+  std::optional<Prior> prior_;
   bool interactive_;
   std::vector<db::Evaluation> evals_;
   std::map<std::string, int> counts_;
