@@ -93,7 +93,7 @@ int run_compare(const CompareCliOptions& o) {
     TableEntry t;
     t.objective = objective_of(spec, e);
     t.cost_s = ReplayEvaluator::recorded_cost_s(e);
-    t.compile_s = e.compile_ms.value_or(0) / 1000.0;
+    t.compile_s = ReplayEvaluator::recorded_compile_s(e);
     table[*c] = t;
   }
   CompareOptions co;

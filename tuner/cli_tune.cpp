@@ -121,7 +121,6 @@ int run_tune(const TuneOptions& o) {
   std::unique_ptr<ConfigEvaluator> evaluator = make_evaluator(spec, o);
   StrategyContext ctx = strategy_context(spec, o, *evaluator);
   ctx.max_fevals = budget.max_fevals;
-  if (!o.prior.empty() && o.no_prior) throw Error::bad_input("--prior and --no-prior exclude each other");
 
   const db::DeviceInfo device = evaluator->device();
   db::SeriesIds ids;
@@ -210,12 +209,12 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--seed", o->seed, "seed for the strategy");
   sub->add_option("--gpu", o->gpu, "GPU index");
   sub->add_option("--simulate", o->simulate, "replay recorded measurements: a ktune database or Kernel Tuner cache");
-  sub->add_option("--prior", o->prior,
+  CLI::Option* prior = sub->add_option("--prior", o->prior,
                   "results of the same kernel measured elsewhere (a ktune database or Kernel Tuner cache): the "
                   "strategy starts from what ranked well there (default: this database's series of the kernel "
                   "on another device or problem size with the most results)");
   sub->add_option("--prior-device", o->prior_device, "which device's results of --prior, where it holds several");
-  sub->add_flag("--no-prior", o->no_prior, "start without a prior, not even the database's");
+  sub->add_flag("--no-prior", o->no_prior, "start without a prior, not even the database's")->excludes(prior);
   sub->add_flag("--force", o->force, "measure again what the database already holds");
   sub->add_flag("--cold", o->cold, "flush the L2 cache before every sample");
   sub->add_option("--warmup", o->warmup_ms, "milliseconds of launches before every configuration's timed samples (default: 20 for the first and after the GPU idled 250 ms, 2 while it is kept busy)");

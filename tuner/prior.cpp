@@ -1,5 +1,6 @@
 #include "tuner/prior.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -20,15 +21,18 @@ void add(const Spec& spec, const db::Evaluation& e, Prior& p) {
   const std::optional<Config> c = spec.space().config_of(e.config);
   if (!c) return;
   p.observations.push_back({*c, minimised(spec, e)});
-  if (p.observations.back().score) ++p.successes;
 }
 
 }  // namespace
 
+size_t Prior::successes() const {
+  return static_cast<size_t>(
+      std::count_if(observations.begin(), observations.end(), [](const Observation& o) { return o.score.has_value(); }));
+}
+
 std::string Prior::describe() const {
-  const size_t n = observations.size();
-  return std::to_string(n) + " results" +
-         (successes == n ? "" : ", " + std::to_string(successes) + " successful,") + " on " + device +
+  const size_t n = observations.size(), ok = successes();
+  return std::to_string(n) + " results" + (ok == n ? "" : ", " + std::to_string(ok) + " successful,") + " on " + device +
          (problem_size.empty() ? "" : " " + problem_size) + " from " + source;
 }
 
@@ -65,7 +69,7 @@ std::optional<Prior> prior_from_store(const Spec& spec, db::Store& store, const 
       p.problem_size = db::problem_size_key(r.problem_size);
       add(spec, r.eval, p);
     }
-    if (p.successes > 0 && (!best || p.successes > best->successes)) best = std::move(p);
+    if (p.successes() > 0 && (!best || p.successes() > best->successes())) best = std::move(p);
   }
   return best;
 }

@@ -24,7 +24,7 @@ struct Prior {
   std::string device;                      // where it was measured
   std::string problem_size;                // "[268435456]"; "" when not known
   std::string source;                      // the file or database it came from
-  size_t successes = 0;
+  size_t successes() const;                // observations with a score
   // "852 results on NVIDIA H200 [268435456] from ktune.db",
   // "100 results, 61 successful, on ..." where some failed there
   std::string describe() const;

@@ -36,7 +36,7 @@ std::vector<StaticFeatures> ReplayEvaluator::features(std::span<const Config> co
     StaticFeatures& f = out.emplace_back();
     auto it = records_.find(spec_->space().key(c));
     if (it == records_.end()) continue;
-    ledger_.asked(c, it->second.compile_ms.value_or(0) / 1000.0);
+    ledger_.asked(c, recorded_compile_s(it->second));
     const db::Evaluation& e = it->second;
     f.compiled = e.status != db::Status::CompileError;
     f.registers = static_cast<int>(e.registers.value_or(0));
@@ -123,7 +123,7 @@ std::vector<Measured> ReplayEvaluator::evaluate(std::span<const std::vector<Valu
       if (c) m.cost_s = ledger_.measured(*c, 0, 0);
     } else {
       m.eval = it->second;
-      m.cost_s = ledger_.measured(*c, recorded_cost_s(m.eval), m.eval.compile_ms.value_or(0) / 1000.0);
+      m.cost_s = ledger_.measured(*c, recorded_cost_s(m.eval), recorded_compile_s(m.eval));
     }
     out.push_back(std::move(m));
   }

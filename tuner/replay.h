@@ -35,6 +35,8 @@ class ReplayEvaluator : public ConfigEvaluator {
   const std::map<std::string, db::Evaluation>& records() const { return records_; }
   // Recorded cost of one evaluation, seconds.
   static double recorded_cost_s(const db::Evaluation& e);
+  // The part of it that compiled the configuration (what a features request costs), seconds.
+  static double recorded_compile_s(const db::Evaluation& e) { return e.compile_ms.value_or(0) / 1000.0; }
   // What the offline compile said of each configuration, taken from its
   // recorded resources (registers, shared and local memory, theoretical
   // occupancy): the StrategyContext::features of a replay. Default features

@@ -6,7 +6,10 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
+
+#include <unistd.h>
 
 namespace ktune::gpu_test {
 
@@ -30,6 +33,23 @@ inline std::string run(const std::string& cmd) {
   while (p && (n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   if (p) pclose(p);
   return out;
+}
+
+// A database for one test in the temp folder, removed first.
+inline std::filesystem::path scratch_db(const std::string& test) {
+  const auto db = std::filesystem::temp_directory_path() / ("ktune-" + test + "-" + std::to_string(::getpid()) + ".db");
+  std::filesystem::remove(db);
+  return db;
+}
+
+// Runs `ktune tune <args> --json --db <db>` and returns its JSON summary;
+// `output` gets everything it printed (stderr too: notes come before the
+// JSON), for failure messages. Null when it printed no summary.
+inline nlohmann::json tune_summary(const std::string& args, const std::filesystem::path& db, std::string& output) {
+  output = run(ktune_binary() + " tune " + args + " --json --db " + db.string() + " 2>&1");
+  const size_t brace = output.find("{\n");
+  if (brace == std::string::npos) return nullptr;
+  return nlohmann::json::parse(output.substr(brace));
 }
 
 }  // namespace ktune::gpu_test

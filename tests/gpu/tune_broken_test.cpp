@@ -15,19 +15,18 @@ namespace {
 namespace fs = std::filesystem;
 using ktune::gpu_test::ktune_binary;
 using ktune::gpu_test::run;
+using ktune::gpu_test::scratch_db;
 using ktune::gpu_test::tests_dir;
+using ktune::gpu_test::tune_summary;
 
 TEST(TuneBroken, RunFinishesRecordsEveryFailureAndPicksACorrectWinner) {
   const auto probe = ktune::gpu::probe_devices();
   if (probe.state != ktune::gpu::DriverState::Ready || probe.devices.empty()) GTEST_SKIP() << probe.message;
-  const fs::path db = fs::temp_directory_path() / ("ktune-broken-" + std::to_string(::getpid()) + ".db");
-  fs::remove(db);
+  const fs::path db = scratch_db("broken");
   const std::string spec = (tests_dir() / "data/specs/broken/broken.yaml").string();
-  const std::string tune = run(ktune_binary() + " tune " + spec + " --strategy brute_force --max-fevals 0 --timeout 2 --json --db " +
-                               db.string() + " 2>&1");
-  const size_t brace = tune.find("{\n");
-  ASSERT_NE(brace, std::string::npos) << tune;
-  const auto j = nlohmann::json::parse(tune.substr(brace));
+  std::string tune;
+  const auto j = tune_summary(spec + " --strategy brute_force --max-fevals 0 --timeout 2", db, tune);
+  ASSERT_FALSE(j.is_null()) << tune;
   EXPECT_EQ(j["evaluations"].get<int>(), 12);
   EXPECT_EQ(j["status_counts"]["ok"].get<int>(), 3) << j.dump();
   EXPECT_EQ(j["status_counts"]["runtime_error"].get<int>(), 3) << j.dump();

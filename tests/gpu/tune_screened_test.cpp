@@ -15,20 +15,19 @@ namespace {
 namespace fs = std::filesystem;
 using ktune::gpu_test::ktune_binary;
 using ktune::gpu_test::run;
+using ktune::gpu_test::scratch_db;
 using ktune::gpu_test::tests_dir;
+using ktune::gpu_test::tune_summary;
 
 TEST(TuneScreened, ModelRankSpendsNoGpuTimeOnWhatDoesNotCompileOrSpills) {
   const auto probe = ktune::gpu::probe_devices();
   if (probe.state != ktune::gpu::DriverState::Ready || probe.devices.empty()) GTEST_SKIP() << probe.message;
-  const fs::path db = fs::temp_directory_path() / ("ktune-screened-" + std::to_string(::getpid()) + ".db");
-  fs::remove(db);
+  const fs::path db = scratch_db("screened");
   const std::string spec = (tests_dir() / "data/specs/screened/screened.yaml").string();
   // 18 of the 72 configurations compile without a stack frame; 16 evaluations.
-  const std::string tune = run(ktune_binary() + " tune " + spec + " --strategy model_rank --max-fevals 16 --json --db " +
-                               db.string() + " 2>&1");
-  const size_t brace = tune.find("{\n");
-  ASSERT_NE(brace, std::string::npos) << tune;
-  const auto j = nlohmann::json::parse(tune.substr(brace));
+  std::string tune;
+  const auto j = tune_summary(spec + " --strategy model_rank --max-fevals 16", db, tune);
+  ASSERT_FALSE(j.is_null()) << tune;
   EXPECT_EQ(j["evaluations"].get<int>(), 16);
   EXPECT_EQ(j["status_counts"]["ok"].get<int>(), 16) << j.dump();
   const auto rows = nlohmann::json::parse(run(ktune_binary() + " results --json --db " + db.string()));
