@@ -119,12 +119,15 @@ class Store {
 
   // The latest evaluation of one configuration, for resume and dedup.
   std::optional<Evaluation> find(const SeriesIds& where, const std::string& config_key);
-  // Everything measured so far in one series, latest per key.
-  std::map<std::string, Evaluation> measured(const SeriesIds& where);
+  // Everything measured so far in one series, latest per key, from runs of
+  // one kind: a live run resumes from measurements (its own runs' and
+  // imports), never from a replay filed under the recorded device's name, and
+  // a replay resumes only from replays.
+  std::map<std::string, Evaluation> measured(const SeriesIds& where, bool replayed = false);
   // The same, found by the kernel's spec hash, device name and problem size;
   // empty when any of them is not in the store yet.
   std::map<std::string, Evaluation> measured(const std::string& spec_hash, const std::string& device,
-                                             const ProblemSize& ps);
+                                             const ProblemSize& ps, bool replayed = false);
 
   std::vector<ResultRow> results(const Filter& f);
   // The fastest ok evaluation per (kernel, device, problem size) matching f

@@ -138,10 +138,13 @@ std::optional<Evaluation> Store::find(const SeriesIds& w, const std::string& key
   return read_row(q, cache).eval;
 }
 
-std::map<std::string, Evaluation> Store::measured(const SeriesIds& w) {
+std::map<std::string, Evaluation> Store::measured(const SeriesIds& w, bool replayed) {
+  // Rows without a run (written by add_evaluation without one) are measurements.
   Query q = query(std::string(kRowColumns) + " FROM evaluations e" + kJoins +
-                  " WHERE e.kernel_id = ?1 AND e.device_id = ?2 AND e.psize_id = ?3 ORDER BY e.id");
-  q.bind(1, w.kernel_id).bind(2, w.device_id).bind(3, w.psize_id);
+                  " LEFT JOIN runs r ON r.id = e.run_id"
+                  " WHERE e.kernel_id = ?1 AND e.device_id = ?2 AND e.psize_id = ?3 AND COALESCE(r.replay, 0) = ?4"
+                  " ORDER BY e.id");
+  q.bind(1, w.kernel_id).bind(2, w.device_id).bind(3, w.psize_id).bind(4, replayed ? 1 : 0);
   std::map<std::string, Evaluation> out;
   ParamCache cache;
   while (q.step()) {
@@ -152,7 +155,7 @@ std::map<std::string, Evaluation> Store::measured(const SeriesIds& w) {
 }
 
 std::map<std::string, Evaluation> Store::measured(const std::string& spec_hash, const std::string& device,
-                                                  const ProblemSize& ps) {
+                                                  const ProblemSize& ps, bool replayed) {
   SeriesIds w;
   {
     Query q = query("SELECT id FROM kernels WHERE spec_hash = ?1 ORDER BY id DESC LIMIT 1");
@@ -169,7 +172,7 @@ std::map<std::string, Evaluation> Store::measured(const std::string& spec_hash, 
     if (!q.bind(1, problem_size_key(canonical_problem_size(ps))).step()) return {};
     w.psize_id = q.int64(0);
   }
-  return measured(w);
+  return measured(w, replayed);
 }
 
 // Builds the WHERE clause from the filter's set members only, so each shape

@@ -173,6 +173,32 @@ TEST(Store, EvaluationRoundTripsAndResumeFinds) {
   EXPECT_THROW(s.add_evaluation(f.run, f.ids, wrong), Error);
 }
 
+TEST(Store, ResumeKeepsReplaysAndMeasurementsApart) {
+  // A replay is filed under the recorded device's name; a later live run on
+  // such a device must measure, not take the replayed rows as its own.
+  TempDir dir;
+  Store s(dir.file("k.db"));
+  Fixture f = setup(s);
+  s.add_evaluation(f.run, f.ids, make_eval(128, 0.5));
+  RunInfo replay;
+  replay.strategy = "random_sample";
+  replay.replay = true;
+  replay.replay_source = "cache.json";
+  const int64_t replay_run = s.begin_run(replay);
+  s.add_evaluation(replay_run, f.ids, make_eval(256, 0.3));
+  s.add_evaluation(replay_run, f.ids, make_eval(128, 0.2));
+  s.add_evaluation(std::nullopt, f.ids, make_eval(512, 0.4));  // no run: a measurement
+
+  auto live = s.measured(f.ids);
+  ASSERT_EQ(live.size(), 2u);
+  EXPECT_EQ(*live["128,alg_2,True,2.45"].time_ms, 0.5);  // not the replay's later 0.2
+  EXPECT_TRUE(live.count("512,alg_2,True,2.45"));
+  auto replayed = s.measured(f.ids, true);
+  ASSERT_EQ(replayed.size(), 2u);
+  EXPECT_EQ(*replayed["128,alg_2,True,2.45"].time_ms, 0.2);
+  EXPECT_TRUE(replayed.count("256,alg_2,True,2.45"));
+}
+
 TEST(Store, ArchitectureFilterMatchesMinorVersionZero) {
   // sm_90 is stored as major 9 and an unknown (NULL) minor: --arch sm_90 must find it.
   TempDir dir;

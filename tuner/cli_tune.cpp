@@ -149,8 +149,9 @@ int run_tune(const TuneOptions& o) {
   // A batch is what the compile pool works on ahead of the GPU. Strategies
   // that learn from each result get small batches; those that do not
   // (exhaustive, random) get large ones, so compiles keep ahead of the GPU.
+  // A replay proposes in the same batches, so it searches as the GPU run would.
   const bool adaptive = strategy != "brute_force" && strategy != "random_sample";
-  co.batch_size = o.batch ? o.batch : (run.replay ? 1 : adaptive ? 8 : 64);
+  co.batch_size = o.batch ? o.batch : adaptive ? 8 : 64;
   if (!run.replay) {
     const auto t0 = std::chrono::steady_clock::now();
     co.clock = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -170,7 +171,7 @@ int run_tune(const TuneOptions& o) {
   };
   CostLayer layer(space, budget, evaluate, spec.higher_is_better, co);
   if (!o.force)
-    for (auto& [key, e] : store.measured(ids))
+    for (auto& [key, e] : store.measured(ids, run.replay))
       if (auto c = space.config_of(e.config)) {
         layer.seed(*c, {objective_of(spec, e), 0.0});
         report.add_resumed(e);
@@ -223,7 +224,7 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
                   "(default: from the best time so far, at least 1 s; 10 s before any timing)");
   sub->add_option("--compile-timeout", o->compile_timeout,
                   "a configuration whose compile takes longer fails (compile_error) and the run goes on (default 300s)");
-  sub->add_option("--batch", o->batch, "configurations per strategy proposal (default on a GPU: 64 for brute_force and random_sample, else 8; 1 in replay)");
+  sub->add_option("--batch", o->batch, "configurations per strategy proposal (default: 64 for brute_force and random_sample, else 8; the same in replay)");
   sub->add_option("--top", o->top, "rows in the final table")->capture_default_str();
   sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
   sub->add_option("--device", o->device, "replay: which device's results to use");
