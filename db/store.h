@@ -73,6 +73,7 @@ struct ResultRow {
   ProblemSize problem_size{};
   std::string config_key{};
   Evaluation eval{};
+  bool replayed = false;  // stored by a replay (tune --simulate): recorded data, not measured here
 };
 
 struct KernelRow {

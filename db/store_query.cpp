@@ -12,13 +12,14 @@ using detail::Query;
 
 namespace {
 
-// Columns 0..35 of every evaluation row read back; keep read_row() in step.
+// Columns 0..36 of every evaluation row read back; keep read_row() in step.
 constexpr const char* kRowColumns =
     "SELECT e.id, e.run_id, e.kernel_id, e.device_id, e.psize_id, e.config_key, e.config, e.status, e.reason,"
     " e.log, e.time_ms, e.min_ms, e.mean_ms, e.stddev_ms, e.sample_count, e.samples, e.metrics, e.registers,"
     " e.shared_bytes, e.local_bytes, e.occupancy, e.compile_ms, e.verify_ms, e.benchmark_ms, e.strategy_ms,"
     " e.framework_ms, e.timestamp, e.sm_clock_mhz, e.temperature_c, e.power_w,"
-    " k.name, k.spec_hash, k.params, d.name, p.key, e.load_ms";
+    " k.name, k.spec_hash, k.params, d.name, p.key, e.load_ms,"
+    " COALESCE((SELECT rr.replay FROM runs rr WHERE rr.id = e.run_id), 0)";
 
 constexpr const char* kJoins =
     " JOIN kernels k ON k.id = e.kernel_id JOIN devices d ON d.id = e.device_id"
@@ -102,6 +103,7 @@ ResultRow read_row(const Query& q, ParamCache& cache) {
   r.device = q.text(33);
   r.problem_size = parse_problem_size_key(q.text(34));
   e.load_ms = q.opt_real(35);
+  r.replayed = q.int64(36) != 0;
   return r;
 }
 

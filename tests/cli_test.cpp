@@ -84,6 +84,8 @@ TEST_F(Cli, ReplayTunesFromRecordedH100DataAndSaysSo) {
   auto j = nlohmann::json::parse(best.out);
   ASSERT_EQ(j.size(), 1u);
   EXPECT_EQ(j[0]["kernel"], "vector_add");
+  EXPECT_TRUE(j[0]["replay"].get<bool>());  // recorded data, not a measurement of this host
+  EXPECT_NE(ktune("best --db " + db_).out.find("NVIDIA H100 80GB HBM3 (replay)"), std::string::npos);
   Ran all = ktune("results --json --db " + db_);
   EXPECT_EQ(nlohmann::json::parse(all.out).size(), 40u);
 }

@@ -117,6 +117,7 @@ Json row_json(const db::ResultRow& r, bool samples) {
   opt("framework_ms", e.framework_ms);
   if (!e.reason.empty()) j["reason"] = e.reason;
   if (r.run_id) j["run_id"] = *r.run_id;
+  j["replay"] = r.replayed;
   j["timestamp"] = e.timestamp;
   return j;
 }
@@ -133,7 +134,7 @@ void print_rows(const std::vector<db::ResultRow>& rows, bool json, bool samples)
     std::string metrics;
     for (const auto& [k, v] : r.eval.metrics) metrics += (metrics.empty() ? "" : " ") + k + "=" + fixed(v, 2);
     if (r.eval.status != db::Status::Ok) metrics = r.eval.reason.substr(0, 60);
-    t.add({r.kernel, r.device, db::problem_size_key(r.problem_size), db::config_key(r.eval.config),
+    t.add({r.kernel, r.replayed ? r.device + " (replay)" : r.device, db::problem_size_key(r.problem_size), db::config_key(r.eval.config),
            db::to_string(r.eval.status), r.eval.time_ms ? fixed(*r.eval.time_ms, 4) : "-", metrics});
   }
   t.print(std::cout);
