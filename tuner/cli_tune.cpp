@@ -138,7 +138,7 @@ int run_tune(const TuneOptions& o) {
   // Set before the strategy is made: it plans its first design from it.
   std::optional<Prior> prior;
   if (!o.prior.empty()) prior = load_prior(spec, o.prior, o.prior_device);
-  else if (!o.no_prior) prior = prior_from_store(spec, store, ids);
+  else if (!o.no_prior) prior = prior_from_store(spec, store, ids, run.replay);
   if (prior) ctx.prior = prior->observations;
   std::unique_ptr<Strategy> strat = make_strategy(strategy, ctx);
   const int64_t run_id = store.begin_run(run);

@@ -33,7 +33,7 @@ size_t Prior::successes() const {
 std::string Prior::describe() const {
   const size_t n = observations.size(), ok = successes();
   return std::to_string(n) + " results" + (ok == n ? "" : ", " + std::to_string(ok) + " successful,") + " on " + device +
-         (problem_size.empty() ? "" : " " + problem_size) + " from " + source;
+         (problem_size.empty() ? "" : " " + problem_size) + (replayed ? " replayed" : "") + " from " + source;
 }
 
 Prior load_prior(const Spec& spec, const std::string& path, const std::string& device) {
@@ -45,19 +45,20 @@ Prior load_prior(const Spec& spec, const std::string& path, const std::string& d
   return p;
 }
 
-std::optional<Prior> prior_from_store(const Spec& spec, db::Store& store, const db::SeriesIds& tuned) {
+std::optional<Prior> prior_from_store(const Spec& spec, db::Store& store, const db::SeriesIds& tuned, bool replay) {
   std::vector<std::string> names;
   for (const Parameter& prm : spec.space().parameters()) names.push_back(prm.name);
   db::Filter f;
   f.kernel = spec.kernel.name;
   f.sort = db::Filter::Sort::Id;
-  // One series per (kernel, device, problem size): results() holds every
-  // evaluation, so a configuration measured twice keeps its latest result.
-  using Key = std::tuple<int64_t, int64_t, int64_t>;
+  // One series per (kernel, device, problem size, replayed or measured):
+  // results() holds every evaluation, so a configuration measured twice keeps
+  // its latest result.
+  using Key = std::tuple<int64_t, int64_t, int64_t, bool>;
   std::map<Key, std::map<std::string, db::ResultRow>> series;
   for (db::ResultRow& r : store.results(f)) {
-    const Key k{r.series.kernel_id, r.series.device_id, r.series.psize_id};
-    if (k == Key{tuned.kernel_id, tuned.device_id, tuned.psize_id} || r.param_names != names) continue;
+    const Key k{r.series.kernel_id, r.series.device_id, r.series.psize_id, r.replayed};
+    if (k == Key{tuned.kernel_id, tuned.device_id, tuned.psize_id, replay} || r.param_names != names) continue;
     series[k][r.config_key] = std::move(r);
   }
   std::optional<Prior> best;
@@ -67,6 +68,7 @@ std::optional<Prior> prior_from_store(const Spec& spec, db::Store& store, const 
     for (const auto& [key, r] : rows) {
       p.device = r.device;
       p.problem_size = db::problem_size_key(r.problem_size);
+      p.replayed = r.replayed;
       add(spec, r.eval, p);
     }
     if (p.successes() > 0 && (!best || p.successes() > best->successes())) best = std::move(p);

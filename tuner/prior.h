@@ -24,6 +24,7 @@ struct Prior {
   std::string device;                      // where it was measured
   std::string problem_size;                // "[268435456]"; "" when not known
   std::string source;                      // the file or database it came from
+  bool replayed = false;                   // stored by replays (tune --simulate) of recorded data
   size_t successes() const;                // observations with a score
   // "852 results on NVIDIA H200 [268435456] from ktune.db",
   // "100 results, 61 successful, on ..." where some failed there
@@ -37,8 +38,11 @@ struct Prior {
 Prior load_prior(const Spec& spec, const std::string& path, const std::string& device = "");
 
 // The store's series of this kernel (same name, same parameters in the same
-// order) with the most successful results, `tuned` excepted; nullopt when
-// there is none with a success.
-std::optional<Prior> prior_from_store(const Spec& spec, db::Store& store, const db::SeriesIds& tuned);
+// order) with the most successful results, the run's own excepted: `tuned`'s
+// replayed rows for a replay, its measured ones for a GPU run (which resume
+// reads instead). So a GPU run on a device that a replay was filed under
+// starts from the replay's recorded data. nullopt when there is none with a
+// success.
+std::optional<Prior> prior_from_store(const Spec& spec, db::Store& store, const db::SeriesIds& tuned, bool replay);
 
 }  // namespace ktune

@@ -91,7 +91,7 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
     if (prior_)
       j["prior"] = {{"device", prior_->device},          {"problem_size", prior_->problem_size},
                     {"source", prior_->source},          {"results", prior_->observations.size()},
-                    {"successful", prior_->successes()}};
+                    {"successful", prior_->successes()}, {"replayed", prior_->replayed}};
     cli::Json best = cli::Json::array();
     for (size_t i = 0; i < r.size() && i < static_cast<size_t>(top); ++i) {
       cli::Json c = cli::Json::object();
