@@ -50,6 +50,36 @@ class Cli : public ::testing::Test {
   std::string db_;
 };
 
+// Published T1 files and specs from other people arrive without their
+// kernels: the space, replays and strategy comparisons need none; compile and
+// a GPU run stop with the KernelFile's location, before anything runs.
+TEST_F(Cli, ASpecWithoutItsKernelSourceDescribesAndReplaysButDoesNotCompile) {
+  const fs::path t1 = dir_ / "GEMM-CAFF.json";  // BAT's file as published, gemm.cu not beside it
+  fs::copy_file(kRoot + "/tests/data/specs/t1/GEMM-CAFF.json", t1);
+  Ran space = ktune("space " + t1.string(), true);
+  ASSERT_EQ(space.status, 0) << space.out;
+  EXPECT_NE(space.out.find("valid:       10312"), std::string::npos) << space.out;
+  EXPECT_NE(space.out.find("KernelFile '" + (dir_ / "gemm.cu").string() + "' (" + t1.string() + ":140:"),
+            std::string::npos) << space.out;
+  Ran compile = ktune("compile " + t1.string() + " --sample 1", true);
+  EXPECT_EQ(compile.status, 2) << compile.out;
+  EXPECT_NE(compile.out.find(t1.string() + ":140:"), std::string::npos) << compile.out;
+  Ran tune = ktune("tune " + t1.string() + " --db " + db_, true);
+  EXPECT_EQ(tune.status, 2) << tune.out;
+  EXPECT_NE(tune.out.find("does not exist"), std::string::npos) << tune.out;
+  EXPECT_FALSE(fs::exists(db_)) << "stopped before the database was opened";
+
+  const fs::path yaml = dir_ / "vector_add.yaml";  // the template's spec without vector_add.cu
+  fs::copy_file(kVecSpec, yaml);
+  Ran cmp = ktune("strategies compare " + yaml.string() + " --simulate " + kVecData +
+                  " --strategies model_rank --runs 2 --max-fevals 10 --json");
+  ASSERT_EQ(cmp.status, 0) << cmp.out;
+  EXPECT_EQ(nlohmann::json::parse(cmp.out)["strategies"][0]["max_evals_used"].get<int>(), 10);
+  Ran replay = ktune("tune " + yaml.string() + " --simulate " + kVecData + " --max-fevals 10 --json --db " + db_);
+  ASSERT_EQ(replay.status, 0) << replay.out;
+  EXPECT_EQ(nlohmann::json::parse(replay.out)["evaluations"].get<int>(), 10);
+}
+
 TEST_F(Cli, SpaceReportsExactCountsAsJson) {
   Ran r = ktune("space " + kVecSpec + " --json");
   ASSERT_EQ(r.status, 0) << r.out;

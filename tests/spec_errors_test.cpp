@@ -106,9 +106,18 @@ TEST(SpecErrors, TypeClash) {
   expect_at(e, "type_clash.json", where_in("type_clash.json", "64.5"), "Type int");
 }
 
+// A kernel source that is not there stops what compiles (with its location),
+// not what only reads the space or replays recorded data.
 TEST(SpecErrors, MissingSourceFile) {
-  Error e = load_error("missing_source.yaml");
+  const Spec s = load_spec(kBad + "missing_source.yaml");
+  EXPECT_GT(s.space().count_valid(), 0u);
+  ASSERT_EQ(s.missing_files.size(), 1u);
+  EXPECT_EQ(s.source_hash, "");
+  ASSERT_FALSE(s.notes.empty());
+  EXPECT_NE(s.notes.back().find("not_here.cu"), std::string::npos) << s.notes.back();
+  Error e = error_of([&] { s.require_files(); });
   expect_at(e, "missing_source.yaml", where_in("missing_source.yaml", "not_here.cu"), "does not exist");
+  EXPECT_EQ(e.exit_status(), 2);
   Error missing = error_of([] { load_spec(kBad + "no_such_spec.yaml"); });
   EXPECT_EQ(missing.exit_status(), 2);
 }
@@ -149,7 +158,6 @@ TEST(SpecErrors, ArgumentMistakes) {
       {"  - {name: n, type: int16, value: 70000}", "does not fit in int16"},
       {"  - {name: n, type: quad, value: 1}", "unknown argument type 'quad'"},
       {"  - {name: n, type: int32, value: block_size_x}", "block_size_x"},  // parameters are not in scope
-      {"  - {name: x, type: float*, size: 8, fill: file, path: nothing.bin}", "does not exist"},
       {"  - {name: x, type: float*, size: 8}\n  - {name: x, type: float*, size: 8}", "duplicate argument 'x'"},
   };
   for (const auto& c : cases) {
@@ -158,6 +166,14 @@ TEST(SpecErrors, ArgumentMistakes) {
     EXPECT_NE(e.message().find(c.part), std::string::npos) << c.args << "\n -> " << e.what();
     EXPECT_GE(e.where().line, 5) << c.args << "\n -> " << e.what();
   }
+  // A fill file that is not there: only a GPU run needs it.
+  const Spec s = load_spec_text(std::string(kHead) + "arguments:\n  - {name: x, type: float*, size: 8, fill: file, path: nothing.bin}\n",
+                                kBad + "inline.yaml", Spec::Format::Yaml);
+  Error e = error_of([&] { s.require_files(); });
+  EXPECT_EQ(e.kind(), Error::Kind::BadInput);
+  EXPECT_NE(e.message().find("fill file"), std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("does not exist"), std::string::npos) << e.what();
+  EXPECT_GE(e.where().line, 5) << e.what();
 }
 
 TEST(SpecErrors, CrossReferenceMistakes) {

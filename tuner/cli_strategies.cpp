@@ -83,6 +83,7 @@ std::string median_text(const Spread& s) { return s.median ? fixed(*s.median, 0)
 
 int run_compare(const CompareCliOptions& o) {
   const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
+  for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
   ReplayEvaluator replay(spec, o.simulate, o.device);
   const SearchSpace& space = spec.space();

@@ -101,6 +101,12 @@ Spec load_spec(const std::string& path, const ConstantOverrides& overrides) {
   return load_spec_text(text, path, json ? Spec::Format::T1 : Spec::Format::Yaml, overrides);
 }
 
+void Spec::require_files() const {
+  if (missing_files.empty()) return;
+  const MissingFile& m = missing_files.front();
+  throw Error::bad_input(m.what + " '" + m.path + "' does not exist", m.where);
+}
+
 void require_valid_configurations(const Spec& spec) {
   const SearchSpace& space = spec.space();
   if (space.count_valid() > 0) return;

@@ -171,8 +171,21 @@ struct Spec {
   std::vector<std::pair<std::string, Value>> fixed_defines;
   // Things the file says that ktune accepts but does not act on, for the user.
   std::vector<std::string> notes;
+  // Files that only compiling and launching read (the kernel source, fill and
+  // reference files) and that were not found. Published T1 files and specs
+  // from elsewhere often arrive without them; the space, replays and strategy
+  // comparisons do not need them, so loading goes on (with a note) and
+  // require_files() stops a command that compiles, with the first one's
+  // location (bad input, exit 2).
+  struct MissingFile {
+    std::string what;  // "KernelFile", "kernel source", "fill file", ...
+    std::string path;
+    SourceLocation where;
+  };
+  std::vector<MissingFile> missing_files;
+  void require_files() const;
 
-  std::string source_hash;  // SHA-256 (hex) of the kernel source text
+  std::string source_hash;  // SHA-256 (hex) of the kernel source text; "" when it is missing
   // SHA-256 (hex) of the canonical spec + source: everything that changes what a
   // measurement means. Strategy, budget, objective and metrics are left out so
   // results survive a change of search settings.

@@ -2,6 +2,7 @@
 // space and every expression compiled against it.
 #include "tuner/spec_build.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -98,13 +99,19 @@ std::string resolve_path(const std::string& dir, const std::string& path) {
   return p.lexically_normal().string();
 }
 
-void require_file(const std::string& path, const SourceLocation& where, std::string_view what) {
+bool file_for_gpu(const std::string& path, const SourceLocation& where, std::string_view what, Draft& draft) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(where, std::string(what) + " '" + path + "' does not exist");
+  if (std::filesystem::is_regular_file(path, ec)) return true;
+  draft.spec.missing_files.push_back({std::string(what), path, where});
+  draft.spec.notes.push_back(std::string(what) + " '" + path + "' (" + where.str() +
+                             ") does not exist: the space, replays and strategy comparisons work without it; "
+                             "compiling and tuning on a GPU need it");
+  return false;
 }
 
 std::string read_text_file(const std::string& path, const SourceLocation& where, std::string_view what) {
-  require_file(path, where, what);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) fail(where, std::string(what) + " '" + path + "' does not exist");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(where, "cannot read " + std::string(what) + " '" + path + "'");
   std::ostringstream s;
@@ -209,7 +216,10 @@ void finish_spec(Draft& d) {
     g.constants = scope.constants;
     a.fill.generator_code = a.fill.generator->compile(g);
   }
-  s.source_hash = Sha256::hex_of(s.kernel.source);
+  const bool source_missing = std::any_of(s.missing_files.begin(), s.missing_files.end(), [&](const Spec::MissingFile& m) {
+    return m.path == s.kernel.source_path;
+  });
+  s.source_hash = source_missing ? "" : Sha256::hex_of(s.kernel.source);
   s.hash = Sha256::hex_of(canonical_text(s));
 }
 

@@ -55,7 +55,9 @@ Parameter make_parameter(const std::string& name, std::vector<Value> values, con
 
 // Reads a file relative to the spec's folder; a missing file is bad input at `where`.
 std::string resolve_path(const std::string& dir, const std::string& path);
-void require_file(const std::string& path, const SourceLocation& where, std::string_view what);
+// A file only compiling or launching reads: false, with the file recorded in
+// Spec::missing_files and a note, when it does not exist.
+bool file_for_gpu(const std::string& path, const SourceLocation& where, std::string_view what, Draft& draft);
 std::string read_text_file(const std::string& path, const SourceLocation& where, std::string_view what);
 
 // A duration: a number of seconds or a string "90s", "10m", "1.5h", "500ms".

@@ -53,7 +53,7 @@ void read_t1_fill(const Doc& a, Argument& arg, Draft& draft) {
   } else if (f.kind == ArgFill::Kind::File) {
     const Doc& src = required(a, "DataSource", "a BinaryRaw argument");
     f.path = resolve_path(draft.spec.dir, need_string(src, "DataSource"));
-    require_file(f.path, src.where, "DataSource");
+    file_for_gpu(f.path, src.where, "DataSource", draft);
   }
 }
 
@@ -179,7 +179,8 @@ void read_t1_kernel(const Doc& d, Draft& draft) {
   require_identifier(k.name, name.where, "KernelName");
   const Doc& file = required(d, "KernelFile", "KernelSpecification");
   k.source_path = resolve_path(draft.spec.dir, need_string(file, "KernelFile"));
-  k.source = read_text_file(k.source_path, file.where, "KernelFile");
+  if (file_for_gpu(k.source_path, file.where, "KernelFile", draft))
+    k.source = read_text_file(k.source_path, file.where, "KernelFile");
   if (const Doc* o = d.find("CompilerOptions")) k.compiler_options = need_string_list(*o, "CompilerOptions");
   read_t1_geometry(d, draft);
   if (const Doc* args = d.find("Arguments")) {

@@ -17,7 +17,8 @@ void read_kernel(const Doc& d, Draft& draft) {
   require_identifier(k.name, name.where, "kernel name");
   const Doc& source = required(d, "source", "kernel");
   k.source_path = resolve_path(draft.spec.dir, need_string(source, "kernel.source"));
-  k.source = read_text_file(k.source_path, source.where, "kernel source");
+  if (file_for_gpu(k.source_path, source.where, "kernel source", draft))
+    k.source = read_text_file(k.source_path, source.where, "kernel source");
   if (const Doc* t = d.find("template_args")) {
     k.template_args = need_string_list(*t, "kernel.template_args");
     k.where = t->where;

@@ -59,7 +59,7 @@ void read_fill(const Doc& a, Argument& arg, Draft& draft) {
   if (f.kind == ArgFill::Kind::File) {
     const Doc& p = required(a, "path", "fill: file");
     f.path = resolve_path(draft.spec.dir, need_string(p, "path"));
-    require_file(f.path, p.where, "fill file");  // now, not at the first launch
+    file_for_gpu(f.path, p.where, "fill file", draft);  // a GPU run stops before its first launch
   }
 }
 
@@ -163,7 +163,7 @@ void read_yaml_verify(const Doc& d, Draft& draft) {
     const Doc& f = *r.find("file");
     v.mode = Verify::Mode::File;
     v.path = resolve_path(draft.spec.dir, need_string(f, "verify.reference.file"));
-    require_file(v.path, f.where, "reference file");
+    file_for_gpu(v.path, f.where, "reference file", draft);
   } else {
     read_reference_kernel(r, draft);
   }
