@@ -134,7 +134,8 @@ void print_rows(const std::vector<db::ResultRow>& rows, bool json, bool samples)
     std::string metrics;
     for (const auto& [k, v] : r.eval.metrics) metrics += (metrics.empty() ? "" : " ") + k + "=" + fixed(v, 2);
     if (r.eval.status != db::Status::Ok) metrics = r.eval.reason.substr(0, 60);
-    t.add({r.kernel, r.replayed ? r.device + " (replay)" : r.device, db::problem_size_key(r.problem_size), db::config_key(r.eval.config),
+    const std::string device = r.replayed ? r.device + " (replay)" : r.device;
+    t.add({r.kernel, device, db::problem_size_key(r.problem_size), db::config_key(r.eval.config),
            db::to_string(r.eval.status), r.eval.time_ms ? fixed(*r.eval.time_ms, 4) : "-", metrics});
   }
   t.print(std::cout);

@@ -216,9 +216,8 @@ void finish_spec(Draft& d) {
     g.constants = scope.constants;
     a.fill.generator_code = a.fill.generator->compile(g);
   }
-  const bool source_missing = std::any_of(s.missing_files.begin(), s.missing_files.end(), [&](const Spec::MissingFile& m) {
-    return m.path == s.kernel.source_path;
-  });
+  const bool source_missing = std::any_of(s.missing_files.begin(), s.missing_files.end(),
+                                          [&](const Spec::MissingFile& m) { return m.path == s.kernel.source_path; });
   s.source_hash = source_missing ? "" : Sha256::hex_of(s.kernel.source);
   s.hash = Sha256::hex_of(canonical_text(s));
 }

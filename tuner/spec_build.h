@@ -53,11 +53,12 @@ void require_identifier(const std::string& name, const SourceLocation& where, st
 Parameter make_parameter(const std::string& name, std::vector<Value> values, const SourceLocation& where,
                          const SourceLocation& values_where);
 
-// Reads a file relative to the spec's folder; a missing file is bad input at `where`.
+// A path relative to the spec's folder, made absolute.
 std::string resolve_path(const std::string& dir, const std::string& path);
 // A file only compiling or launching reads: false, with the file recorded in
 // Spec::missing_files and a note, when it does not exist.
 bool file_for_gpu(const std::string& path, const SourceLocation& where, std::string_view what, Draft& draft);
+// A file's text; a missing or unreadable file is bad input at `where`.
 std::string read_text_file(const std::string& path, const SourceLocation& where, std::string_view what);
 
 // A duration: a number of seconds or a string "90s", "10m", "1.5h", "500ms".
