@@ -160,10 +160,12 @@ int run_tune(const TuneOptions& o) {
   auto evaluate = [&](std::span<const Config> batch) {
     std::vector<std::vector<Value>> values;
     for (const Config& c : batch) values.push_back(space.values(c));
-    std::vector<Measured> measured = evaluator->evaluate(values);
+    // Each result is committed as it completes, not when the batch does.
+    std::vector<Measured> measured = evaluator->evaluate(values, [&](size_t, const Measured& m) {
+      if (!m.missing) store.add_evaluation(run_id, ids, m.eval);
+    });
     std::vector<EvalOutcome> out;
     for (Measured& m : measured) {
-      if (!m.missing) store.add_evaluation(run_id, ids, m.eval);
       report.add(m);
       out.push_back({objective_of(spec, m.eval), m.cost_s});
     }

@@ -8,6 +8,7 @@
 // reason, never an exception; exceptions mean the whole run cannot go on.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -39,8 +40,15 @@ class ConfigEvaluator {
   virtual ~ConfigEvaluator() = default;
   // The device measurements are (or were) taken on.
   virtual db::DeviceInfo device() const = 0;
-  // Measures a batch; the evaluator may compile the whole batch ahead of the GPU.
-  virtual std::vector<Measured> evaluate(std::span<const std::vector<Value>> configs) = 0;
+  // Called as each configuration of a batch is done (index into the batch),
+  // in the order they finish, so that the caller stores each one at once: a
+  // crash or kill -9 then loses only the configuration in flight, not the
+  // rest of a batch (64 configurations for brute_force).
+  using OnMeasured = std::function<void(size_t index, const Measured&)>;
+  // Measures a batch; the evaluator may compile the whole batch ahead of the
+  // GPU. Returns every result in batch order, after on_measured saw each.
+  virtual std::vector<Measured> evaluate(std::span<const std::vector<Value>> configs,
+                                         const OnMeasured& on_measured) = 0;
   // True when answers come from recorded data, not from a GPU now.
   virtual bool replay() const = 0;
   virtual std::string source() const = 0;  // "GPU 0: NVIDIA H100 80GB HBM3" or the replayed file

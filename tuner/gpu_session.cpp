@@ -346,7 +346,8 @@ Measured GpuSession::run_one(const std::vector<Value>& config, const Compiled& c
 //    nor by waiting for the configuration's own compile (at most compile_ms of
 //    the wait): queueing behind other compiles, process round trips, cache
 //    lookups, job set-up, the database commit of the previous turn.
-std::vector<Measured> GpuSession::evaluate(std::span<const std::vector<Value>> configs) {
+std::vector<Measured> GpuSession::evaluate(std::span<const std::vector<Value>> configs,
+                                           const OnMeasured& on_measured) {
   auto turn_start = Clock::now();
   std::vector<Compiled> compiled(configs.size());
   std::vector<CompilePool::Ticket> waiting;
@@ -372,6 +373,8 @@ std::vector<Measured> GpuSession::evaluate(std::span<const std::vector<Value>> c
     m.eval.framework_ms = std::max(0.0, turn_ms - phases - compile_part);
     m.cost_s = turn_ms / 1000.0;
     out[i] = std::move(m);
+    // Stored now; the time that takes is the next turn's framework time.
+    if (on_measured) on_measured(i, out[i]);
   };
   // Configurations whose geometry failed have nothing to compile: first.
   for (size_t i = 0; i < configs.size(); ++i)

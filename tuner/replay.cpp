@@ -109,7 +109,8 @@ void ReplayEvaluator::adopt(const std::vector<std::string>& names, std::vector<d
   }
 }
 
-std::vector<Measured> ReplayEvaluator::evaluate(std::span<const std::vector<Value>> configs) {
+std::vector<Measured> ReplayEvaluator::evaluate(std::span<const std::vector<Value>> configs,
+                                                const OnMeasured& on_measured) {
   std::vector<Measured> out;
   for (const auto& values : configs) {
     Measured m;
@@ -125,6 +126,7 @@ std::vector<Measured> ReplayEvaluator::evaluate(std::span<const std::vector<Valu
       m.eval = it->second;
       m.cost_s = ledger_.measured(*c, recorded_cost_s(m.eval), recorded_compile_s(m.eval));
     }
+    if (on_measured) on_measured(out.size(), m);
     out.push_back(std::move(m));
   }
   return out;
