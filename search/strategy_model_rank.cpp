@@ -214,7 +214,9 @@ class ModelRank final : public StrategyBase {
 
   static constexpr size_t kFeatureDims = 4;
   // The short list gets `shortlist` candidates per configuration proposed,
-  // at least kShortlistMin.
+  // at least kShortlistMin: one round of a 16-process compile pool, so with
+  // the default shortlist of 2 a GPU run's batch of 8 waits for one round of
+  // feature compiles, not two (docs/benchmarks.md: "The short list").
   static constexpr size_t kShortlistMin = 16;
 
   void encode(const Config& c, std::vector<double>& out, bool with_features) {
@@ -248,7 +250,7 @@ StrategyDef model_rank_def() {
            {"kappa", OptionKind::Float, 1.0, 0, 100, {}, "LCB exploration weight"},
            {"max_observations", OptionKind::Int, 120, 2, 100000, {}, "observations the model is fitted to"},
            {"avoid_spills", OptionKind::Bool, true, 0, 0, {}, "skip configurations that spill registers"},
-           {"shortlist", OptionKind::Int, 4, 1, 1000, {},
+           {"shortlist", OptionKind::Int, 2, 1, 1000, {},
             "candidates whose features are compiled per configuration proposed (at least 16 a step): fewer "
             "compiles, a coarser screen"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<ModelRank>(ctx); }};
