@@ -23,7 +23,7 @@ size_t CostLayer::ConfigHash::operator()(const Config& c) const noexcept {
   return static_cast<size_t>(h);
 }
 
-CostLayer::CostLayer(const SearchSpace& space, Budget budget, Evaluate evaluate, bool higher_is_better,
+CostLayer::CostLayer(const SearchSpace& space, Budget budget, EvaluateEach evaluate, bool higher_is_better,
                      CostOptions options)
     : space_(&space),
       budget_(budget),
@@ -33,6 +33,36 @@ CostLayer::CostLayer(const SearchSpace& space, Budget budget, Evaluate evaluate,
   if (options_.batch_size == 0) options_.batch_size = 1;
   if (options_.max_stale_proposals == 0) options_.max_stale_proposals = 1;
 }
+
+namespace {
+
+std::vector<EvalOutcome> checked(const CostLayer::Evaluate& f, std::span<const Config> cs) {
+  std::vector<EvalOutcome> out = f(cs);
+  if (out.size() != cs.size())
+    throw Error::failed("internal: evaluation returned " + std::to_string(out.size()) + " results for " +
+                        std::to_string(cs.size()) + " configurations");
+  return out;
+}
+
+}  // namespace
+
+// Without a time limit the whole batch goes to `evaluate` at once (it may
+// batch work); with one, a configuration at a time, so that none is measured
+// after the limit.
+CostLayer::CostLayer(const SearchSpace& space, Budget budget, Evaluate evaluate, bool higher_is_better,
+                     CostOptions options)
+    : CostLayer(space, budget,
+                EvaluateEach([f = std::move(evaluate), timed = budget.time_limit_s > 0](std::span<const Config> cs,
+                                                                                       const Done& done) {
+                  if (!timed) {
+                    const std::vector<EvalOutcome> out = checked(f, cs);
+                    for (size_t i = 0; i < out.size(); ++i) done(i, out[i]);
+                    return;
+                  }
+                  for (size_t i = 0; i < cs.size(); ++i)
+                    if (!done(i, checked(f, cs.subspan(i, 1)).front())) return;
+                }),
+                higher_is_better, std::move(options)) {}
 
 void CostLayer::seed(const Config& config, const EvalOutcome& outcome) {
   // A result for a configuration this space does not allow is not knowledge
@@ -72,11 +102,15 @@ void CostLayer::record(RunResult& r, const Config& c, const EvalOutcome& o, bool
 
 void CostLayer::evaluate_new(RunResult& r, std::vector<Config>& fresh, double start, const Progress& progress) {
   if (fresh.empty()) return;
-  std::vector<EvalOutcome> outcomes = evaluate_(fresh);
-  if (outcomes.size() != fresh.size())
-    throw Error::failed("internal: evaluation returned " + std::to_string(outcomes.size()) + " results for " +
-                        std::to_string(fresh.size()) + " configurations");
-  for (size_t i = 0; i < fresh.size(); ++i) record(r, fresh[i], outcomes[i], false, start, progress);
+  std::vector<bool> told(fresh.size(), false);
+  evaluate_(fresh, [&](size_t i, const EvalOutcome& o) {
+    if (i >= fresh.size() || told[i])
+      throw Error::failed("internal: evaluation reported configuration " + std::to_string(i) + " of a batch of " +
+                          std::to_string(fresh.size()) + (i < fresh.size() ? " twice" : ""));
+    told[i] = true;
+    record(r, fresh[i], o, false, start, progress);
+    return budget_left(r, start);
+  });
 }
 
 RunResult CostLayer::run(Strategy& strategy, const Progress& progress) {

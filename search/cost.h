@@ -2,15 +2,16 @@
 //
 // CostLayer::run() drives a Strategy: it asks for a batch, answers the
 // configurations it has already measured from its cache (free, not counted),
-// measures the new ones with one call of the evaluate callback, tells the
-// strategy every result, and keeps a trace. Rules:
+// measures the new ones with one call of the evaluate callback (which reports
+// each as it is done), tells the strategy every result, and keeps a trace.
+// Rules:
 //   * an evaluation = one measured configuration, failed ones included; a
 //     repeat answered from the cache is not one. max_fevals is never exceeded:
 //     a batch is truncated to the evaluations left.
 //   * the time budget is spent when the summed cost_s of the measured
 //     configurations (or the injected clock, CostOptions::clock) reaches
-//     time_limit_s; it is checked before every evaluation batch, so with batch
-//     size 1 no evaluation starts after the limit.
+//     time_limit_s. It is checked after every evaluation, inside a batch too:
+//     the one that reaches the limit is the last, none starts after it.
 //   * configurations pre-loaded with seed() (known results, e.g. on resume)
 //     are answered from the cache at no time cost and are observed by the
 //     strategy before its first proposal; they count toward max_fevals unless
@@ -79,10 +80,21 @@ struct RunResult {
 
 class CostLayer {
  public:
+  // Told of configuration `index` of the batch as it is measured, in any
+  // order; false once the time budget is spent: start no more of the batch.
+  using Done = std::function<bool(size_t index, const EvalOutcome&)>;
+  // Measures a batch, calling done once per configuration it measures; it
+  // may return with some unmeasured after done said false. A GPU run's
+  // evaluator is one of these.
+  using EvaluateEach = std::function<void(std::span<const Config>, const Done& done)>;
+  // Measures a batch at once, one outcome per configuration (replays, tests).
+  // With a time limit the layer hands it one configuration at a time.
   using Evaluate = std::function<std::vector<EvalOutcome>(std::span<const Config>)>;
   using Progress = std::function<void(const TraceEntry&)>;
 
-  // REQUIRES: space outlives the layer; evaluate returns one outcome per config.
+  // REQUIRES: space outlives the layer.
+  CostLayer(const SearchSpace& space, Budget budget, EvaluateEach evaluate, bool higher_is_better,
+            CostOptions options = {});
   CostLayer(const SearchSpace& space, Budget budget, Evaluate evaluate, bool higher_is_better,
             CostOptions options = {});
 
@@ -108,7 +120,7 @@ class CostLayer {
 
   const SearchSpace* space_;
   Budget budget_;
-  Evaluate evaluate_;
+  EvaluateEach evaluate_;
   bool higher_is_better_;
   CostOptions options_;
   std::unordered_map<Config, Cached, ConfigHash> cache_;

@@ -120,6 +120,28 @@ TEST_F(Cli, ReplayTunesFromRecordedH100DataAndSaysSo) {
   EXPECT_EQ(nlohmann::json::parse(all.out).size(), 40u);
 }
 
+// A replay proposes brute_force's batches of 64 as a GPU run does; the time
+// limit (recorded time) still ends the run at the evaluation that reaches it.
+TEST_F(Cli, TimeLimitEndsARunInsideABatch) {
+  Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --strategy brute_force --time-limit 10s --json --db " + db_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["stop"], "time_limit");
+  const int n = j["evaluations"].get<int>();
+  EXPECT_GT(n, 1);
+  EXPECT_LT(n, 64) << "the first batch of 64 was cut at the limit";
+  const double elapsed = j["elapsed_s"].get<double>();
+  EXPECT_GE(elapsed, 10.0);
+  // Every evaluation but the last started before the limit: without the last
+  // one's recorded time the run is under it.
+  const auto rows = nlohmann::json::parse(ktune("results --json --sort id --db " + db_).out);
+  ASSERT_EQ(rows.size(), static_cast<size_t>(n));
+  const auto& last = rows.back();
+  const double last_s = (last.value("compile_ms", 0.0) + last.value("verify_ms", 0.0) + last.value("benchmark_ms", 0.0) +
+                         last.value("framework_ms", 0.0)) / 1000.0;
+  EXPECT_LT(elapsed - last_s, 10.0) << elapsed << " " << last_s;
+}
+
 TEST_F(Cli, ResumeReusesMeasuredConfigurationsAndNeverStoresTwice) {
   ASSERT_EQ(ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 30 --db " + db_).status, 0);
   Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 50 --json --db " + db_);

@@ -139,7 +139,7 @@ TEST(CostLayer, StopsWhenTheSpaceIsExhausted) {
   EXPECT_EQ(r.proposals, 12u);
 }
 
-TEST(CostLayer, TimeLimitIsCheckedBeforeEachBatch) {
+TEST(CostLayer, TimeLimitStopsInsideABatch) {
   const SearchSpace space = small_space();
   Counting eval;
   CostOptions o;
@@ -148,7 +148,44 @@ TEST(CostLayer, TimeLimitIsCheckedBeforeEachBatch) {
   Scripted s({{{0, 0}, {0, 1}}, {{0, 2}, {1, 0}}, {{1, 1}}});
   RunResult r = layer.run(s);
   EXPECT_EQ(r.stop, StopReason::TimeLimit);
-  EXPECT_EQ(r.fevals, 4u);  // 2 s used before the second batch; 4 s after it
+  // 2 s used before the second batch; its first evaluation reaches 3 s and is
+  // the last: {1, 0} is never measured.
+  EXPECT_EQ(r.fevals, 3u);
+  EXPECT_EQ(eval.seen, (std::vector<Config>{{0, 0}, {0, 1}, {0, 2}}));
+  EXPECT_EQ(s.heard.size(), 3u);
+}
+
+// An evaluator that reports each configuration as it finishes, out of order
+// (a GPU run's compiles finish so), and starts no more once told to stop.
+TEST(CostLayer, AStreamingEvaluatorStopsWhenTheTimeIsSpent) {
+  const SearchSpace space = small_space();
+  std::vector<Config> measured;
+  CostLayer::EvaluateEach each = [&](std::span<const Config> cs, const CostLayer::Done& done) {
+    for (size_t k = 0; k < cs.size(); ++k) {
+      const size_t i = cs.size() - 1 - k;  // last first
+      measured.push_back(cs[i]);
+      if (!done(i, {10.0 + cs[i][0], 1.0})) return;
+    }
+  };
+  CostOptions o;
+  o.batch_size = 4;
+  CostLayer layer(space, Budget{0, 2.0}, each, false, o);
+  Scripted s({{{0, 0}, {0, 1}, {0, 2}, {1, 0}}, {{1, 1}}});
+  RunResult r = layer.run(s);
+  EXPECT_EQ(r.stop, StopReason::TimeLimit);
+  EXPECT_EQ(r.fevals, 2u);
+  EXPECT_EQ(measured, (std::vector<Config>{{1, 0}, {0, 2}}));
+  ASSERT_EQ(r.trace.size(), 2u);
+  EXPECT_EQ(r.trace[0].config, (Config{1, 0}));
+
+  CostLayer::EvaluateEach twice = [](std::span<const Config> cs, const CostLayer::Done& done) {
+    done(0, {1.0, 0.0});
+    done(0, {1.0, 0.0});
+    (void)cs;
+  };
+  CostLayer bad(space, Budget{}, twice, false, o);
+  Scripted s2({{{0, 0}, {0, 1}}});
+  EXPECT_THROW(bad.run(s2), Error);
 }
 
 TEST(CostLayer, WallClockBudgetUsesTheInjectedClock) {
@@ -165,7 +202,9 @@ TEST(CostLayer, WallClockBudgetUsesTheInjectedClock) {
   RunResult r = layer.run(s);
   EXPECT_EQ(r.stop, StopReason::TimeLimit);
   EXPECT_GE(r.elapsed_s, 2.0);
-  EXPECT_EQ(r.fevals, 4u);  // two clock reads per evaluation: 0.5 s each
+  // Three clock reads per evaluation (its trace entry, the check after it,
+  // the check before the next batch): 0.75 s each.
+  EXPECT_EQ(r.fevals, 3u);
 }
 
 TEST(CostLayer, AnInvalidProposalIsABug) {

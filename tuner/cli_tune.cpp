@@ -157,22 +157,19 @@ int run_tune(const TuneOptions& o) {
     const auto t0 = std::chrono::steady_clock::now();
     co.clock = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   }
-  auto evaluate = [&](std::span<const Config> batch) {
+  // Each result is committed as it completes, not when the batch does, and
+  // the cost layer says after each whether the batch may go on.
+  auto evaluate = [&](std::span<const Config> batch, const CostLayer::Done& done) {
     std::vector<std::vector<Value>> values;
     for (const Config& c : batch) values.push_back(space.values(c));
-    // Each result is committed as it completes, not when the batch does.
-    std::vector<Measured> measured = evaluator->evaluate(values, [&](size_t, const Measured& m) {
+    evaluator->evaluate(values, [&](size_t i, const Measured& m) {
       if (!m.missing) store.add_evaluation(run_id, ids, m.eval);
-    });
-    std::vector<EvalOutcome> out;
-    for (Measured& m : measured) {
       report.add(m);
-      out.push_back({objective_of(spec, m.eval), m.cost_s});
-    }
+      return done(i, {objective_of(spec, m.eval), m.cost_s}) && !g_interrupted;
+    });
     if (g_interrupted) throw Error::failed("interrupted");
-    return out;
   };
-  CostLayer layer(space, budget, evaluate, spec.higher_is_better, co);
+  CostLayer layer(space, budget, CostLayer::EvaluateEach(evaluate), spec.higher_is_better, co);
   if (!o.force)
     for (auto& [key, e] : store.measured(ids, run.replay))
       if (auto c = space.config_of(e.config)) {

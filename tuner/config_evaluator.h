@@ -43,12 +43,12 @@ class ConfigEvaluator {
   // Called as each configuration of a batch is done (index into the batch),
   // in the order they finish, so that the caller stores each one at once: a
   // crash or kill -9 then loses only the configuration in flight, not the
-  // rest of a batch (64 configurations for brute_force).
-  using OnMeasured = std::function<void(size_t index, const Measured&)>;
-  // Measures a batch; the evaluator may compile the whole batch ahead of the
-  // GPU. Returns every result in batch order, after on_measured saw each.
-  virtual std::vector<Measured> evaluate(std::span<const std::vector<Value>> configs,
-                                         const OnMeasured& on_measured) = 0;
+  // rest of a batch (64 configurations for brute_force). Returns false when
+  // no more of the batch may start (the time budget is spent).
+  using OnMeasured = std::function<bool(size_t index, const Measured&)>;
+  // Measures a batch, the whole of it unless on_measured says stop; the
+  // evaluator may compile the whole batch ahead of the GPU.
+  virtual void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) = 0;
   // True when answers come from recorded data, not from a GPU now.
   virtual bool replay() const = 0;
   virtual std::string source() const = 0;  // "GPU 0: NVIDIA H100 80GB HBM3" or the replayed file

@@ -346,8 +346,7 @@ Measured GpuSession::run_one(const std::vector<Value>& config, const Compiled& c
 //    nor by waiting for the configuration's own compile (at most compile_ms of
 //    the wait): queueing behind other compiles, process round trips, cache
 //    lookups, job set-up, the database commit of the previous turn.
-std::vector<Measured> GpuSession::evaluate(std::span<const std::vector<Value>> configs,
-                                           const OnMeasured& on_measured) {
+void GpuSession::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
   auto turn_start = Clock::now();
   std::vector<Compiled> compiled(configs.size());
   std::vector<CompilePool::Ticket> waiting;
@@ -362,7 +361,7 @@ std::vector<Measured> GpuSession::evaluate(std::span<const std::vector<Value>> c
     index_of[t] = i;
   }
 
-  std::vector<Measured> out(configs.size());
+  // Returns whether the caller lets the batch go on.
   auto finish_turn = [&](size_t i, Measured m, double compile_wait_ms) {
     const auto now = Clock::now();
     const double turn_ms = std::chrono::duration<double, std::milli>(now - turn_start).count();
@@ -372,22 +371,21 @@ std::vector<Measured> GpuSession::evaluate(std::span<const std::vector<Value>> c
         m.eval.load_ms.value_or(0) + m.eval.verify_ms.value_or(0) + m.eval.benchmark_ms.value_or(0);
     m.eval.framework_ms = std::max(0.0, turn_ms - phases - compile_part);
     m.cost_s = turn_ms / 1000.0;
-    out[i] = std::move(m);
     // Stored now; the time that takes is the next turn's framework time.
-    if (on_measured) on_measured(i, out[i]);
+    return on_measured(i, m);
   };
   // Configurations whose geometry failed have nothing to compile: first.
+  // Once on_measured says stop, the compiles still running are cancelled.
   for (size_t i = 0; i < configs.size(); ++i)
-    if (!compiled[i].launch) finish_turn(i, run_one(configs[i], compiled[i]), 0);
+    if (!compiled[i].launch && !finish_turn(i, run_one(configs[i], compiled[i]), 0)) return;
   while (!waiting.empty()) {
     const auto t0 = Clock::now();
     auto [ticket, result] = pool_->take_any(waiting);
     const double wait_ms = ms_since(t0);
     const size_t i = index_of.at(ticket);
     compiled[i].result = std::move(result);
-    finish_turn(i, run_one(configs[i], compiled[i]), wait_ms);
+    if (!finish_turn(i, run_one(configs[i], compiled[i]), wait_ms)) return;
   }
-  return out;
 }
 
 std::vector<std::optional<double>> GpuSession::remeasure(const std::vector<std::vector<Value>>& configs, int rounds) {

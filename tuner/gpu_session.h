@@ -49,7 +49,7 @@ class GpuSession : public ConfigEvaluator {
   ~GpuSession() override;
 
   db::DeviceInfo device() const override;
-  std::vector<Measured> evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
+  void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
   bool replay() const override { return false; }
   std::string source() const override;
   // Compiled in the session's pool for its GPU's architecture (tuner/static_features.h).

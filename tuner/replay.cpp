@@ -109,10 +109,9 @@ void ReplayEvaluator::adopt(const std::vector<std::string>& names, std::vector<d
   }
 }
 
-std::vector<Measured> ReplayEvaluator::evaluate(std::span<const std::vector<Value>> configs,
-                                                const OnMeasured& on_measured) {
-  std::vector<Measured> out;
-  for (const auto& values : configs) {
+void ReplayEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const std::vector<Value>& values = configs[i];
     Measured m;
     auto c = spec_->space().config_of(values);
     auto it = c ? records_.find(spec_->space().key(*c)) : records_.end();
@@ -126,10 +125,8 @@ std::vector<Measured> ReplayEvaluator::evaluate(std::span<const std::vector<Valu
       m.eval = it->second;
       m.cost_s = ledger_.measured(*c, recorded_cost_s(m.eval), recorded_compile_s(m.eval));
     }
-    if (on_measured) on_measured(out.size(), m);
-    out.push_back(std::move(m));
+    if (!on_measured(i, m)) return;
   }
-  return out;
 }
 
 }  // namespace ktune

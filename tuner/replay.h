@@ -26,7 +26,7 @@ class ReplayEvaluator : public ConfigEvaluator {
                   const std::string& device_option = "--device");
 
   db::DeviceInfo device() const override { return device_; }
-  std::vector<Measured> evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
+  void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
   bool replay() const override { return true; }
   std::string source() const override { return path_; }
 
