@@ -23,6 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using ktune::gpu_test::ktune_binary;
+using ktune::gpu_test::run;
 using ktune::gpu_test::scratch_db;
 using ktune::gpu_test::tests_dir;
 using ktune::gpu_test::tune_summary;
@@ -100,6 +101,36 @@ TEST(TuneDurability, EachEvaluationIsCommittedAsItCompletes) {
   EXPECT_EQ(j["resumed"].get<int64_t>(), kept) << out;
   EXPECT_EQ(j["resumed"].get<int64_t>() + j["evaluations"].get<int64_t>(), 246) << out;
   EXPECT_EQ(j["stop"], "space_exhausted");
+  fs::remove(db);
+}
+
+}  // namespace
+
+namespace {
+
+// The time limit (wall time on a GPU) ends a run inside brute_force's first
+// batch of 64: no measurement starts after it (before, the whole batch ran).
+TEST(TuneBudget, TimeLimitEndsTheRunInsideABatch) {
+  const auto probe = ktune::gpu::probe_devices();
+  if (probe.state != ktune::gpu::DriverState::Ready || probe.devices.empty()) GTEST_SKIP() << probe.message;
+  const fs::path db = scratch_db("timelimit");
+  const std::string spec = (tests_dir().parent_path() / "templates/vector_add/vector_add.yaml").string();
+  std::string out;
+  const auto j = tune_summary(spec + " --strategy brute_force --max-fevals 0 --time-limit 500ms --no-prior", db, out);
+  ASSERT_FALSE(j.is_null()) << out;
+  EXPECT_EQ(j["stop"], "time_limit") << out;
+  const int64_t n = j["evaluations"].get<int64_t>();
+  EXPECT_GT(n, 0);
+  EXPECT_LT(n, 64) << out;
+  // The last measurement started before 0.5 s: without its time (at most
+  // its compile, load, verify, benchmark and framework time) the run is
+  // under the limit. (A cold cubin cache makes the first turn ~2 s long.)
+  const auto rows = nlohmann::json::parse(run(ktune_binary() + " results --json --sort id --db " + db.string()));
+  ASSERT_EQ(rows.size(), static_cast<size_t>(n));
+  double last_ms = 0;
+  for (const char* k : {"compile_ms", "load_ms", "verify_ms", "benchmark_ms", "framework_ms"})
+    last_ms += rows.back().value(k, 0.0);
+  EXPECT_LT(j["elapsed_s"].get<double>() - last_ms / 1000.0, 0.5) << out;
   fs::remove(db);
 }
 
