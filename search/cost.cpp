@@ -141,6 +141,12 @@ RunResult CostLayer::run(Strategy& strategy, const Progress& progress) {
       r.stop = StopReason::StrategyDone;
       break;
     }
+    // A proposal takes time on a wall clock (model_rank compiles features):
+    // when that spent the budget, nothing of the batch starts.
+    if (options_.clock && !budget_left(r, start)) {
+      r.stop = StopReason::TimeLimit;
+      break;
+    }
     std::vector<Config> fresh;
     std::unordered_set<Config, ConfigHash> in_batch;
     for (const Config& c : batch) {

@@ -11,7 +11,10 @@
 //   * the time budget is spent when the summed cost_s of the measured
 //     configurations (or the injected clock, CostOptions::clock) reaches
 //     time_limit_s. It is checked after every evaluation, inside a batch too:
-//     the one that reaches the limit is the last, none starts after it.
+//     the one that reaches the limit is the last, none starts after it. On a
+//     wall clock it is also checked after each proposal, which can take time
+//     (model_rank compiles features): a batch proposed past the limit is not
+//     measured.
 //   * configurations pre-loaded with seed() (known results, e.g. on resume)
 //     are answered from the cache at no time cost and are observed by the
 //     strategy before its first proposal; they count toward max_fevals unless

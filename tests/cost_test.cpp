@@ -188,23 +188,54 @@ TEST(CostLayer, AStreamingEvaluatorStopsWhenTheTimeIsSpent) {
   EXPECT_THROW(bad.run(s2), Error);
 }
 
+// Wall time: each evaluation takes 0.6 s on the injected clock.
 TEST(CostLayer, WallClockBudgetUsesTheInjectedClock) {
   const SearchSpace space = small_space();
-  Counting eval;
   double now = 100;
   CostOptions o;
-  o.clock = [&] { return now += 0.25; };  // every look at the clock advances it
-  CostLayer layer(space, Budget{0, 2.0}, eval.fn(0.0), false, o);
+  o.clock = [&] { return now; };
+  CostLayer::Evaluate slow = [&](std::span<const Config> cs) {
+    now += 0.6 * static_cast<double>(cs.size());
+    return std::vector<EvalOutcome>(cs.size(), EvalOutcome{1.0, 0.0});
+  };
+  CostLayer layer(space, Budget{0, 2.0}, slow, false, o);
   std::vector<std::vector<Config>> script;
   for (uint32_t x = 0; x < 4; ++x)
     for (uint32_t y = 0; y < 2; ++y) script.push_back({{x, y}});
   Scripted s(script);
   RunResult r = layer.run(s);
   EXPECT_EQ(r.stop, StopReason::TimeLimit);
-  EXPECT_GE(r.elapsed_s, 2.0);
-  // Three clock reads per evaluation (its trace entry, the check after it,
-  // the check before the next batch): 0.75 s each.
-  EXPECT_EQ(r.fevals, 3u);
+  EXPECT_EQ(r.fevals, 4u);  // at 0.6, 1.2, 1.8 s there is time left; the 4th reaches 2.4 s
+  EXPECT_NEAR(r.elapsed_s, 2.4, 1e-9);
+}
+
+// A proposal that takes the rest of the time (model_rank compiling features
+// on a GPU host) leaves its batch unmeasured.
+TEST(CostLayer, AProposalThatSpendsTheTimeStartsNothing) {
+  const SearchSpace space = small_space();
+  double now = 0;
+  CostOptions o;
+  o.clock = [&] { return now; };
+  o.batch_size = 2;
+  class SlowProposer : public Strategy {
+   public:
+    explicit SlowProposer(double& now) : now_(&now) {}
+    std::vector<Config> propose(size_t) override {
+      *now_ += 1.5;
+      return {Config{next_++, 0}, Config{next_++, 1}};
+    }
+    void observe(std::span<const Observation>) override {}
+
+   private:
+    double* now_;
+    uint32_t next_ = 0;
+  } s(now);
+  Counting eval;
+  CostLayer layer(space, Budget{0, 2.0}, eval.fn(0.0), false, o);
+  RunResult r = layer.run(s);
+  EXPECT_EQ(r.stop, StopReason::TimeLimit);
+  EXPECT_EQ(r.fevals, 2u);  // the first batch (proposed by 1.5 s); the second was proposed at 3.0 s
+  EXPECT_EQ(eval.seen.size(), 2u);
 }
 
 TEST(CostLayer, AnInvalidProposalIsABug) {
