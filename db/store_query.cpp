@@ -12,14 +12,17 @@ using detail::Query;
 
 namespace {
 
+// Whether an evaluation row was stored by a replay (its run says so; rows
+// without a run are measurements).
+#define KTUNE_ROW_REPLAYED "COALESCE((SELECT rr.replay FROM runs rr WHERE rr.id = e.run_id), 0)"
+
 // Columns 0..36 of every evaluation row read back; keep read_row() in step.
 constexpr const char* kRowColumns =
     "SELECT e.id, e.run_id, e.kernel_id, e.device_id, e.psize_id, e.config_key, e.config, e.status, e.reason,"
     " e.log, e.time_ms, e.min_ms, e.mean_ms, e.stddev_ms, e.sample_count, e.samples, e.metrics, e.registers,"
     " e.shared_bytes, e.local_bytes, e.occupancy, e.compile_ms, e.verify_ms, e.benchmark_ms, e.strategy_ms,"
     " e.framework_ms, e.timestamp, e.sm_clock_mhz, e.temperature_c, e.power_w,"
-    " k.name, k.spec_hash, k.params, d.name, p.key, e.load_ms,"
-    " COALESCE((SELECT rr.replay FROM runs rr WHERE rr.id = e.run_id), 0)";
+    " k.name, k.spec_hash, k.params, d.name, p.key, e.load_ms, " KTUNE_ROW_REPLAYED;
 
 constexpr const char* kJoins =
     " JOIN kernels k ON k.id = e.kernel_id JOIN devices d ON d.id = e.device_id"
@@ -141,10 +144,8 @@ std::optional<Evaluation> Store::find(const SeriesIds& w, const std::string& key
 }
 
 std::map<std::string, Evaluation> Store::measured(const SeriesIds& w, bool replayed) {
-  // Rows without a run (written by add_evaluation without one) are measurements.
   Query q = query(std::string(kRowColumns) + " FROM evaluations e" + kJoins +
-                  " LEFT JOIN runs r ON r.id = e.run_id"
-                  " WHERE e.kernel_id = ?1 AND e.device_id = ?2 AND e.psize_id = ?3 AND COALESCE(r.replay, 0) = ?4"
+                  " WHERE e.kernel_id = ?1 AND e.device_id = ?2 AND e.psize_id = ?3 AND " KTUNE_ROW_REPLAYED " = ?4"
                   " ORDER BY e.id");
   q.bind(1, w.kernel_id).bind(2, w.device_id).bind(3, w.psize_id).bind(4, replayed ? 1 : 0);
   std::map<std::string, Evaluation> out;
@@ -278,3 +279,5 @@ void Store::require_known(const Filter& f) {
 }
 
 }  // namespace ktune::db
+
+#undef KTUNE_ROW_REPLAYED
