@@ -8,7 +8,8 @@
 //
 // Semantics follow Python 3: / is true division, // and % floor (sign of the
 // divisor), ** with a negative int exponent gives float, int/float mixing
-// promotes, comparisons chain, and/or return operands, ints are 64-bit (an
+// promotes, comparisons chain, and/or return operands, subscripts and slices
+// of lists and strings index and clamp as Python's, ints are 64-bit (an
 // overflow is an evaluation error, never UB).
 #pragma once
 

@@ -30,7 +30,13 @@ enum class NodeKind : uint8_t {
   List,     // kids: elements
   Comp,     // kids: element, iterable, condition (optional)
   Call,     // kids: arguments; fn says which builtin
+  Index,    // kids: sequence, index
+  Slice,    // kids: sequence, then those of start, stop, step written; parts says which
 };
+
+// Bits of Node::parts: the slice bounds present in the text (an omitted one is
+// Python's None, so omitted parts have no kid to resolve, fold or evaluate).
+enum SlicePart : uint8_t { kSliceStart = 1, kSliceStop = 2, kSliceStep = 4 };
 
 class Node {
  public:
@@ -38,9 +44,10 @@ class Node {
   int col = 0;  // 1-based column in the text of the token errors point at
   BinOp bop = BinOp::Add;
   Builtin fn = Builtin::Min;
-  Value value;       // Const
-  std::string name;  // Name; Comp: the loop variable
-  int index = -1;    // Slot: slot index; Local and Comp: local variable index
+  Value value;        // Const
+  std::string name;   // Name; Comp: the loop variable
+  int index = -1;     // Slot: slot index; Local and Comp: local variable index
+  uint8_t parts = 0;  // Slice: SlicePart bits
   std::vector<Node> kids;
   std::vector<CmpOp> cmp_ops;  // Compare
   std::vector<int> cmp_cols;   // Compare: column of each operator
@@ -84,7 +91,7 @@ struct Scope;
 void resolve_and_fold(Program& p, const Scope& scope);
 
 // Emits the VM form of p.root; leaves p.fast false when some part needs the
-// general evaluator (lists, comprehensions, len/range/list).
+// general evaluator (lists, comprehensions, subscripts, len/range/list/sum).
 void emit_bytecode(Program& p);
 
 enum class VmResult { Ok, Error, Bail };

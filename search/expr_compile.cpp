@@ -158,7 +158,7 @@ class Emitter {
       case NodeKind::IfElse: return if_else(n);
       case NodeKind::Compare: return compare(n);
       case NodeKind::Call: return call(n);
-      default: return false;  // Name, Local, List, Comp
+      default: return false;  // Name, Local, List, Comp, Index, Slice
     }
   }
 
@@ -238,7 +238,7 @@ class Emitter {
       case Builtin::Round:
         if (argc < 1) return false;
         break;
-      default: return false;  // len, range, list produce or consume sequences
+      default: return false;  // len, range, list, sum produce or consume sequences
     }
     if (argc > kMaxCallArgs) return false;
     for (const Node& k : n.kids)

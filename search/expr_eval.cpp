@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "search/expr.h"
 #include "search/expr_ast.h"
@@ -34,6 +35,29 @@ std::string_view strip(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
+}
+
+// The positions seq[start:stop:step] selects from a sequence of length len,
+// clamped as Python's PySlice_AdjustIndices does. REQUIRES: step != 0.
+std::vector<size_t> slice_positions(std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step,
+                                    size_t len) {
+  int64_t n = static_cast<int64_t>(len);
+  step = std::max(step, -INT64_MAX);  // as Python, so that -step cannot overflow
+  auto clamp = [&](std::optional<int64_t> bound, int64_t when_omitted) {
+    if (!bound) return when_omitted;
+    int64_t b = *bound;
+    if (b < 0) return b + n < 0 ? (step < 0 ? int64_t{-1} : int64_t{0}) : b + n;
+    return b >= n ? (step < 0 ? n - 1 : n) : b;
+  };
+  int64_t from = clamp(start, step < 0 ? n - 1 : 0);
+  int64_t to = clamp(stop, step < 0 ? -1 : n);
+  int64_t count = 0;
+  if (step > 0 && from < to) count = (to - from - 1) / step + 1;
+  if (step < 0 && to < from) count = (from - to - 1) / -step + 1;
+  std::vector<size_t> out;
+  out.reserve(static_cast<size_t>(count));
+  for (int64_t k = 0; k < count; ++k) out.push_back(static_cast<size_t>(from + k * step));
+  return out;
 }
 
 class Evaluator {
@@ -71,6 +95,11 @@ class Evaluator {
       }
       case NodeKind::Comp: return comprehension(n);
       case NodeKind::Call: return call(n);
+      case NodeKind::Index: {
+        Value seq = eval(n.kids[0]);
+        return index(seq, eval(n.kids[1]), n.col);
+      }
+      case NodeKind::Slice: return slice(n);
     }
     fail(n.col, "unknown node");
   }
@@ -190,6 +219,59 @@ class Evaluator {
     return Value(std::move(out));
   }
 
+  void require_subscriptable(const Value& seq, int col) const {
+    if (!seq.is_list() && !seq.is_string()) fail(col, q(tn(seq)) + " object is not subscriptable");
+  }
+
+  Value index(const Value& seq, const Value& i, int col) {
+    require_subscriptable(seq, col);
+    const char* what = seq.is_list() ? "list" : "string";
+    if (!i.is_int() && !i.is_bool()) {
+      if (seq.is_list()) fail(col, std::string("list indices must be integers or slices, not ") + tn(i));
+      fail(col, std::string("string indices must be integers, not ") + q(tn(i)));
+    }
+    std::vector<std::string_view> chars;
+    if (seq.is_string()) chars = characters(seq.as_string());
+    int64_t len = static_cast<int64_t>(seq.is_list() ? seq.as_list().size() : chars.size());
+    int64_t k = i.as_int();
+    if (k < 0) k += len;
+    if (k < 0 || k >= len) fail(col, std::string(what) + " index out of range");
+    if (seq.is_list()) return seq.as_list()[static_cast<size_t>(k)];
+    return Value(std::string(chars[static_cast<size_t>(k)]));
+  }
+
+  // A slice bound or step: Python's None when omitted.
+  std::optional<int64_t> slice_part(const std::optional<Value>& v, int col) const {
+    if (!v) return std::nullopt;
+    if (!v->is_int() && !v->is_bool()) fail(col, "slice indices must be integers or None or have an __index__ method");
+    return v->as_int();
+  }
+
+  Value slice(const Node& n) {
+    Value seq = eval(n.kids[0]);
+    std::optional<Value> written[3];
+    for (size_t bit = 0, kid = 1; bit < 3; ++bit)
+      if (n.parts & (1u << bit)) written[bit] = eval(n.kids[kid++]);
+    require_subscriptable(seq, n.col);
+    // Python reads the step first, so a zero step wins over a bad bound.
+    std::optional<int64_t> step = slice_part(written[2], n.col);
+    if (step == 0) fail(n.col, "slice step cannot be zero");
+    std::optional<int64_t> start = slice_part(written[0], n.col), stop = slice_part(written[1], n.col);
+    std::vector<std::string_view> chars;
+    if (seq.is_string()) chars = characters(seq.as_string());
+    size_t len = seq.is_list() ? seq.as_list().size() : chars.size();
+    std::vector<size_t> picked = slice_positions(start, stop, step.value_or(1), len);
+    if (seq.is_list()) {
+      ValueList out;
+      out.reserve(picked.size());
+      for (size_t k : picked) out.push_back(seq.as_list()[k]);
+      return Value(std::move(out));
+    }
+    std::string out;
+    for (size_t k : picked) out += chars[k];
+    return Value(std::move(out));
+  }
+
   int64_t int_arg(const Value& v, int col) {
     if (!v.is_int() && !v.is_bool()) fail(col, q(tn(v)) + " object cannot be interpreted as an integer");
     return v.as_int();
@@ -223,6 +305,29 @@ class Evaluator {
     for (size_t k = 1; k < pool.size(); ++k)
       if (compare(better, pool[k], pool[best], n.col)) best = k;
     return pool[best];
+  }
+
+  // Left to right from start (default 0) with +: Python 3.11's sum, the
+  // reference for the whole language (3.12 compensates float rounding).
+  Value sum(const Node& n, const std::vector<Value>& args) {
+    ValueList pool = items(args[0], n.col);
+    Value total = args.size() == 2 ? args[1] : Value(int64_t{0});
+    if (total.is_string()) fail(n.col, "sum() can't sum strings [use ''.join(seq) instead]");
+    if (total.is_list()) return join(total, pool, n.col);
+    for (const Value& v : pool) total = binary(BinOp::Add, total, v, n.col);
+    return total;
+  }
+
+  // sum(lists, start_list), appending in place: adding copy by copy would be
+  // quadratic in the result's length.
+  Value join(const Value& start, const ValueList& lists, int col) {
+    ValueList out = start.as_list();
+    for (const Value& v : lists) {
+      if (!v.is_list()) binary(BinOp::Add, start, v, col);  // throws the error `list + v` gives
+      if (out.size() + v.as_list().size() > kMaxListSize) fail(col, "list too large");
+      out.insert(out.end(), v.as_list().begin(), v.as_list().end());
+    }
+    return Value(std::move(out));
   }
 
   Value parse_number(const Node& n, const std::string& text) {
@@ -290,6 +395,7 @@ class Evaluator {
         fail(n.col, "object of type " + q(tn(args[0])) + " has no len()");
       case Builtin::Range: return range(args, n.col);
       case Builtin::List: return args.empty() ? Value(ValueList{}) : Value(items(args[0], n.col));
+      case Builtin::Sum: return sum(n, args);
       default: return scalar_call(n, args);
     }
   }

@@ -28,7 +28,7 @@ const char* cmpop_symbol(CmpOp op) {
 }
 
 const char* builtin_name(Builtin b) {
-  static const char* const names[] = {"min", "max", "abs", "int", "float", "round", "len", "range", "list"};
+  static const char* const names[] = {"min", "max", "abs", "int", "float", "round", "len", "range", "list", "sum"};
   return names[static_cast<int>(b)];
 }
 

@@ -20,7 +20,7 @@ namespace ktune::expr {
 
 enum class BinOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Mod, Pow };
 enum class CmpOp : uint8_t { Lt, Le, Eq, Ne, Gt, Ge, In, NotIn };
-enum class Builtin : uint8_t { Min, Max, Abs, Int, Float, Round, Len, Range, List };
+enum class Builtin : uint8_t { Min, Max, Abs, Int, Float, Round, Len, Range, List, Sum };
 
 const char* binop_symbol(BinOp op);
 const char* cmpop_symbol(CmpOp op);

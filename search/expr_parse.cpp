@@ -1,7 +1,7 @@
 // Tokenizer and recursive-descent parser for the Python expression subset.
 // Precedence, lowest first: x if c else y; or; and; not; comparisons (chained,
 // in, not in); + -; * / // %; unary + -; ** (right-associative, binds tighter
-// than a unary minus on its left: -2**2 == -4); calls, atoms.
+// than a unary minus on its left: -2**2 == -4); calls, subscripts, atoms.
 #include <charconv>
 #include <cstdlib>
 #include <set>
@@ -195,6 +195,7 @@ const Arity* find_builtin(std::string_view name) {
       {"min", {Builtin::Min, 1, 1 << 20}}, {"max", {Builtin::Max, 1, 1 << 20}}, {"abs", {Builtin::Abs, 1, 1}},
       {"int", {Builtin::Int, 0, 1}},       {"float", {Builtin::Float, 0, 1}},   {"round", {Builtin::Round, 1, 2}},
       {"len", {Builtin::Len, 1, 1}},       {"range", {Builtin::Range, 1, 3}},   {"list", {Builtin::List, 0, 1}},
+      {"sum", {Builtin::Sum, 1, 2}},
   };
   for (const auto& [n, a] : table)
     if (n == name) return &a;
@@ -360,10 +361,46 @@ class Parser {
 
   Node primary() {
     Node n = atom();
+    int chained = 0;
+    while (is_op("[")) {  // each subscript nests the tree one level deeper
+      if (++depth_ > 200) fail("expression nested too deeply", peek().col);
+      ++chained;
+      n = subscript(std::move(n));
+    }
+    depth_ -= chained;
     if (is_op(".")) fail("attribute access not allowed", peek().col);
-    if (is_op("[")) fail("indexing and slicing not allowed", peek().col);
-    if (is_op("(")) fail("only the builtin functions min, max, abs, int, float, round, len, range, list can be called",
-                         peek().col);
+    if (is_op("("))
+      fail("only the builtin functions min, max, abs, int, float, round, len, range, list, sum can be called",
+           peek().col);
+    return n;
+  }
+
+  // After a primary: [index] or [start:stop:step], each bound optional.
+  Node subscript(Node value) {
+    int col = next().col;  // [
+    Node n = make(NodeKind::Index, col, {std::move(value)});
+    if (!is_op(":")) {
+      n.kids.push_back(expr());
+      if (!is_op(":")) {
+        expect("]");
+        return n;
+      }
+      n.parts |= kSliceStart;
+    }
+    n.kind = NodeKind::Slice;
+    next();  // :
+    if (!is_op(":") && !is_op("]")) {
+      n.kids.push_back(expr());
+      n.parts |= kSliceStop;
+    }
+    if (is_op(":")) {
+      next();
+      if (!is_op("]")) {
+        n.kids.push_back(expr());
+        n.parts |= kSliceStep;
+      }
+    }
+    expect("]");
     return n;
   }
 

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "search/expr.h"
+#include "search/expr_ast.h"
 
 namespace ktune::expr {
 namespace {
@@ -31,7 +32,16 @@ TEST(ExprErrors, SyntaxErrorsNameTheColumn) {
       {"1 2", 3, "unexpected token '2'"},
       {"", 1, "empty expression"},
       {"   ", 4, "empty expression"},
-      {"x[0]", 2, "indexing and slicing not allowed"},
+      {"x[]", 3, "unexpected token ']'"},
+      {"x[0", 4, "expected ']', found end of expression"},
+      {"x[1, 2]", 4, "expected ']', found ','"},
+      {"x[1:2:3:4]", 8, "expected ']', found ':'"},
+      {"x[0].y", 5, "attribute access not allowed"},
+      {"x[0](1)", 5, "only the builtin functions min, max, abs, int, float, round, len, range, list, sum"},
+      {"x[0][1 +]", 9, "unexpected token ']'"},
+      {"sum()", 1, "sum() takes 1 or 2 arguments (0 given)"},
+      {"sum(x, 0, 1)", 1, "sum() takes 1 or 2 arguments (3 given)"},
+      {"sum(i for i in x, 1)", 17, "expected ')', found ','"},
       {"None", 1, "unexpected token 'None'"},
       {"lambda: 1", 1, "unexpected token 'lambda'"},
       {"x is 1", 3, "'is' is not supported"},
@@ -68,6 +78,12 @@ TEST(ExprErrors, DeepNestingIsAnErrorNotACrash) {
   EXPECT_THROW(Expression::parse(deep), Error);
   EXPECT_THROW(Expression::parse(std::string(5000, '-') + "1"), Error);
   EXPECT_EQ(Expression::parse(std::string(100, '(') + "1" + std::string(100, ')')).evaluate().as_int(), 1);
+  std::string chain = "x";
+  for (int k = 0; k < 5000; ++k) chain += "[0]";
+  EXPECT_THROW(Expression::parse(chain), Error);
+  std::string nested = std::string(100, '[') + "7" + std::string(100, ']');
+  for (int k = 0; k < 100; ++k) nested += "[-1]";
+  EXPECT_EQ(Expression::parse(nested).evaluate().as_int(), 7);
 }
 
 TEST(ExprErrors, LocationMapsThroughTheFile) {
@@ -115,8 +131,8 @@ TEST(ExprErrors, UnknownNamesListTheKnownOnes) {
 
 TEST(ExprErrors, EvalErrorsPointAtTheOperator) {
   Scope scope;
-  scope.slots = {{"x", 0}, {"z", 1}, {"s", 2}};
-  std::vector<Value> slots = {Value(7), Value(0), Value("abc")};
+  scope.slots = {{"x", 0}, {"z", 1}, {"s", 2}, {"L", 3}};
+  std::vector<Value> slots = {Value(7), Value(0), Value("abc"), Value(ValueList{Value(1), Value(2), Value(3)})};
   struct {
     const char* text;
     int column;
@@ -134,6 +150,30 @@ TEST(ExprErrors, EvalErrorsPointAtTheOperator) {
       {"(-x) ** 0.5", 6, "complex"},
       {"x ** 99", 3, "overflow"},
       {"range(x, 1, z)", 1, "must not be zero"},
+      {"x + L[3]", 6, "list index out of range"},
+      {"L[-4]", 2, "list index out of range"},
+      {"s[x]", 2, "string index out of range"},
+      {"s[-x]", 2, "string index out of range"},
+      {"[L, L][1][x]", 10, "list index out of range"},
+      {"range(x)[x]", 9, "list index out of range"},
+      {"L[1.5]", 2, "list indices must be integers or slices, not float"},
+      {"L[s]", 2, "list indices must be integers or slices, not str"},
+      {"L[L]", 2, "list indices must be integers or slices, not list"},
+      {"s[x / 2]", 2, "string indices must be integers, not 'float'"},
+      {"L[::z]", 2, "slice step cannot be zero"},
+      {"L[1.5::z]", 2, "slice step cannot be zero"},  // Python reads the step first
+      {"L[x:1.5]", 2, "slice indices must be integers or None or have an __index__ method"},
+      {"s[:s]", 2, "slice indices must be integers or None or have an __index__ method"},
+      {"x[0]", 2, "'int' object is not subscriptable"},
+      {"x[::z]", 2, "'int' object is not subscriptable"},
+      {"(x / 2)[0]", 8, "'float' object is not subscriptable"},
+      {"(x > 1)[0]", 8, "'bool' object is not subscriptable"},
+      {"L[0][0]", 5, "'int' object is not subscriptable"},
+      {"x[1 // z]", 5, "division or modulo by zero"},  // the index is evaluated first
+      {"1 + sum(x)", 5, "'int' object is not iterable"},
+      {"sum(L, s)", 1, "sum() can't sum strings [use ''.join(seq) instead]"},
+      {"sum([s])", 1, "unsupported operand type(s) for +: 'int' and 'str'"},
+      {"sum([x, 2 ** 62, 2 ** 62, 2 ** 62])", 1, "integer overflow"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
@@ -200,6 +240,56 @@ TEST(Expr, SlotsUsedAndFolding) {
   EXPECT_THROW(lazy.eval(slots), EvalError);
 }
 
+// Folding is not observable through CompiledExpr, so this reads the compiled tree.
+TEST(Expr, ConstantSubscriptsFold) {
+  Scope scope;
+  scope.slots = {{"x", 0}};
+  scope.constants = {{"ProblemSize", Value(ValueList{Value(1024), Value(512)})}};
+  auto compiled = [&](const char* text) {
+    Program p;
+    p.root = parse_tree(text, {});
+    resolve_and_fold(p, scope);
+    emit_bytecode(p);
+    return p;
+  };
+  Program whole = compiled("[1, 2, 3][1] + sum(ProblemSize[::-1][:1])");
+  EXPECT_EQ(whole.root.kind, NodeKind::Const);
+  EXPECT_EQ(whole.root.value.repr(), "514");
+
+  Program part = compiled("ProblemSize[0] % x + [1, 2, 3][1]");
+  ASSERT_EQ(part.root.kind, NodeKind::Binary);
+  EXPECT_EQ(part.root.kids[0].kids[0].kind, NodeKind::Const);
+  EXPECT_EQ(part.root.kids[0].kids[0].value.repr(), "1024");
+  EXPECT_EQ(part.root.kids[1].value.repr(), "2");
+  EXPECT_TRUE(part.fast);  // only scalars remain, so the VM runs it
+
+  Program by_slot = compiled("[1, 2, 3][x]");  // the list folds; the subscript waits for x
+  ASSERT_EQ(by_slot.root.kind, NodeKind::Index);
+  EXPECT_EQ(by_slot.root.kids[0].kind, NodeKind::Const);
+  EXPECT_EQ(by_slot.root.kids[0].value.repr(), "[1, 2, 3]");
+  EXPECT_FALSE(by_slot.fast);
+  CompiledExpr e = Expression::parse("[1, 2, 3][x]").compile(scope);
+  EXPECT_EQ(e.eval(std::vector<Value>{Value(-1)}).as_int(), 3);
+  EXPECT_EQ(e.eval(std::vector<Value>{Value(true)}).as_int(), 2);
+
+  Program slice = compiled("ProblemSize[x:][0]");
+  ASSERT_EQ(slice.root.kind, NodeKind::Index);
+  EXPECT_EQ(slice.root.kids[0].kind, NodeKind::Slice);
+  EXPECT_EQ(slice.root.kids[0].parts, kSliceStart);
+  EXPECT_EQ(slice.root.kids[0].kids[0].value.repr(), "[1024, 512]");
+
+  // A constant subscript that fails is kept and fails only when evaluated.
+  CompiledExpr lazy = Expression::parse("x > 0 or [1][5]", SourceLocation{"s.yaml", 2, 1}).compile(scope);
+  EXPECT_TRUE(lazy.test(std::vector<Value>{Value(1)}));
+  try {
+    lazy.eval(std::vector<Value>{Value(0)});
+    ADD_FAILURE() << "no error";
+  } catch (const EvalError& err) {
+    EXPECT_EQ(err.where().column, 13);
+    EXPECT_EQ(err.message(), "list index out of range");
+  }
+}
+
 TEST(Expr, TestIsFalseOnErrorsAndHandlesEveryType) {
   Scope scope;
   scope.slots = {{"x", 0}, {"z", 1}, {"s", 2}, {"L", 3}};
@@ -242,6 +332,7 @@ TEST(Expr, VmAgreesWithGeneralEvaluator) {
       "a * b == c * 2.0", "(a ** 2 - 3) / (b - c)", "a % b % c", "round(a * 25, -1)",
       "a % 3 == 1",       "a // 2 < 1.5",       "1 < a <= 3",      "a - 2 ** 3",       "b ** 2 >= 4.0",
       "a // 0",           "b % -2",             "a == 'x'",        "a < 'x'",          "-a ** -1",
+      "[a, b, c][a % 3]", "[a, b, c][c:a]",     "'abcd'[a::c]",    "sum([a, b, c], a)", "[1, 2, 3][a] * b",
   };
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> dist(-4, 4);

@@ -306,6 +306,130 @@ const Case kCases[] = {
     {"-x // 2", "-4"},
     {"-x % 2", "1"},
     {"x ** -1", "0.14285714285714285"},
+    {"[10, 20, 30][1]", "20"},
+    {"[10, 20, 30][-1]", "30"},
+    {"[10, 20, 30][-3]", "10"},
+    {"[10, 20, 30][3]", nullptr},
+    {"[10, 20, 30][-4]", nullptr},
+    {"[10, 20, 30][True]", "20"},
+    {"[10, 20, 30][False]", "10"},
+    {"[10, 20, 30][1.0]", nullptr},
+    {"[10, 20, 30]['a']", nullptr},
+    {"[10, 20, 30][[0]]", nullptr},
+    {"[][0]", nullptr},
+    {"(10, 20, 30)[2]", "30"},
+    {"[[1, 2], [3, 4]][1][0]", "3"},
+    {"[[1, 2], [3, 4]][-1][-1]", "4"},
+    {"[[1, 2], [3, 4]][0][2]", nullptr},
+    {"range(10)[2]", "2"},
+    {"range(10)[-1]", "9"},
+    {"range(10)[::3]", "[0, 3, 6, 9]"},
+    {"range(10)[7:2:-2]", "[7, 5, 3]"},
+    {"list('abc')[1]", "'b'"},
+    {"'héllo'[1]", "'é'"},
+    {"'héllo'[-1]", "'o'"},
+    {"'héllo'[1:3]", "'él'"},
+    {"'héllo'[::-1]", "'olléh'"},
+    {"'abc'[3]", nullptr},
+    {"'abc'[1.5]", nullptr},
+    {"'abc'['a']", nullptr},
+    {"''[0]", nullptr},
+    {"'abcdef'[::2]", "'ace'"},
+    {"'abcdef'[1::2]", "'bdf'"},
+    {"'abcdef'[:-2]", "'abcd'"},
+    {"'abcdef'[-2:]", "'ef'"},
+    {"'abcdef'[:]", "'abcdef'"},
+    {"'abcdef'[::]", "'abcdef'"},
+    {"'abcdef'[10:]", "''"},
+    {"'abcdef'[-100:2]", "'ab'"},
+    {"[1, 2, 3][:]", "[1, 2, 3]"},
+    {"[1, 2, 3][::-1]", "[3, 2, 1]"},
+    {"[1, 2, 3][5:1:-1]", "[3]"},
+    {"[1, 2, 3][-5:]", "[1, 2, 3]"},
+    {"[1, 2, 3][::0]", nullptr},
+    {"[1, 2, 3][1.0:]", nullptr},
+    {"[1, 2, 3][:'a']", nullptr},
+    {"[1, 2, 3][::2.0]", nullptr},
+    {"[1, 2, 3][1.0::0]", nullptr},
+    {"[1, 2, 3][True:]", "[2, 3]"},
+    {"[1, 2, 3][:x]", "[1, 2, 3]"},
+    {"[1, 2, 3][x]", nullptr},
+    {"[1, 2, 3][y]", "1"},
+    {"[1, 2, 3][y:]", "[1, 2, 3]"},
+    {"[1, 2, 3][::y]", "[3]"},
+    {"[1, 2, 3][z]", "1"},
+    {"[1, 2, 3][b]", "2"},
+    {"[1, 2, 3][f]", nullptr},
+    {"[1, 2, 3][s]", nullptr},
+    {"[1, 2, 3][x - 6]", "2"},
+    {"[1, 2, 3][x - 6:]", "[2, 3]"},
+    {"[1, 2, 3][::-b]", "[3, 2, 1]"},
+    {"[x, y, z][1]", "-3"},
+    {"[x, y, z][-1] + 1", "1"},
+    {"[x, y, z][1:] * 2", "[-3, 0, -3, 0]"},
+    {"range(n)[x]", "7"},
+    {"range(n)[y:]", "[7, 8, 9]"},
+    {"range(n)[x:y:-1]", "[]"},
+    {"range(n)[::x]", "[0, 7]"},
+    {"s[0]", "'a'"},
+    {"s[-1]", "'c'"},
+    {"s[z]", "'a'"},
+    {"s[x]", nullptr},
+    {"s[::-1]", "'cba'"},
+    {"s[1:]", "'bc'"},
+    {"s[b:]", "'bc'"},
+    {"s[1:2] + t[2:]", "'bd'"},
+    {"(s + t)[2:4]", "'ca'"},
+    {"[s, t][b][1]", "'b'"},
+    {"x[0]", nullptr},
+    {"f[0]", nullptr},
+    {"b[0]", nullptr},
+    {"5[0]", nullptr},
+    {"x[1:2]", nullptr},
+    {"x[::0]", nullptr},
+    {"2.5[::z]", nullptr},
+    {"-[1, 2][0]", "-1"},
+    {"[1, 2][0] ** 2", "1"},
+    {"2 ** [1, 2][1]", "4"},
+    {"len([1, 2, 3][1:])", "2"},
+    {"max([1, 2, 3][:2])", "2"},
+    {"[2, 4, 8][1] in [1, 4]", "True"},
+    {"[i for i in range(10)][-3:]", "[7, 8, 9]"},
+    {"[[i, i * 2] for i in range(3)][x - 5][1]", "4"},
+    {"sum([1, 2, 3])", "6"},
+    {"sum([1, 2.5])", "3.5"},
+    {"sum([True, True, 1])", "3"},
+    {"sum([True, False])", "1"},
+    {"sum([0.1] * 10)", "0.9999999999999999"},
+    {"sum([0.1] * 10, True)", "2.000000000000001"},
+    {"sum([1, 2], 10)", "13"},
+    {"sum([1, 2], 0.5)", "3.5"},
+    {"sum([1.5, 2], x)", "10.5"},
+    {"sum([], 5)", "5"},
+    {"sum([], True)", "True"},
+    {"sum([])", "0"},
+    {"sum(i for i in range(5))", "10"},
+    {"sum(i * i for i in range(4) if i % 2)", "10"},
+    {"sum([x, y, z])", "4"},
+    {"sum([x, y, f])", "6.5"},
+    {"sum(range(n))", "45"},
+    {"sum(range(n), y)", "42"},
+    {"sum([b, b])", "2"},
+    {"sum([[1], [2]], [])", "[1, 2]"},
+    {"sum([[1], [2]])", nullptr},
+    {"sum([[1], 2], [])", nullptr},
+    {"sum(['a'])", nullptr},
+    {"sum(['a', 'b'], '')", nullptr},
+    {"sum([], 'a')", nullptr},
+    {"sum(5)", nullptr},
+    {"sum(x)", nullptr},
+    {"sum('ab')", nullptr},
+    {"sum(s)", nullptr},
+    {"sum([1, 'a'])", nullptr},
+    {"sum([9223372036854775807, 1])", nullptr},
+    {"max([x, y])", "7"},
+    {"min([x, y, n])", "-3"},
+    {"max(range(n)[:x])", "6"},
 };
 
 const char* const kNames[] = {"x", "y", "z", "f", "g", "s", "t", "b", "n"};
@@ -324,16 +448,16 @@ Scope constant_scope() {
   return scope;
 }
 
-void check(const Case& c, const Scope& scope, const char* how) {
+void check(const Case& c, const Scope& scope, const char* how, std::span<const Value> values = kValues) {
   SCOPED_TRACE(std::string(how) + ": " + c.text);
   CompiledExpr e = Expression::parse(c.text).compile(scope);
   if (c.expected) {
-    Value v = e.eval(kValues);
+    Value v = e.eval(values);
     EXPECT_EQ(v.repr(), c.expected);
-    EXPECT_EQ(e.test(kValues), v.truthy());
+    EXPECT_EQ(e.test(values), v.truthy());
   } else {
-    EXPECT_THROW(e.eval(kValues), EvalError);
-    EXPECT_FALSE(e.test(kValues));
+    EXPECT_THROW(e.eval(values), EvalError);
+    EXPECT_FALSE(e.test(values));
   }
 }
 
@@ -367,6 +491,114 @@ TEST(ExprPython, IntOverflowIsAnError) {
   EXPECT_EQ(Expression::parse("(-9223372036854775807 - 1) % -1").evaluate().as_int(), 0);
 }
 
+// Names bound to lists, as T1's ProblemSize is, read as slots (subscripted at
+// run time) and as constants (folded). Expected values from python3 with
+// ProblemSize=[1024, 512, 1], M=[[1, 2], [3, 4]], L=[10, 20, 30, 40, 50], i=2.
+TEST(ExprPython, SubscriptsOfListNames) {
+  const Case cases[] = {
+      {"ProblemSize[0]", "1024"},
+      {"ProblemSize[-1]", "1"},
+      {"ProblemSize[0] * ProblemSize[1]", "524288"},
+      {"ProblemSize[3]", nullptr},  // list index out of range
+      {"ProblemSize[i]", "1"},
+      {"ProblemSize[:i]", "[1024, 512]"},
+      {"ProblemSize[i:]", "[1]"},
+      {"ProblemSize[::-1]", "[1, 512, 1024]"},
+      {"ProblemSize[::i]", "[1024, 1]"},
+      {"ProblemSize[0] % (32 * i) == 0", "True"},
+      {"max(ProblemSize)", "1024"},
+      {"min(ProblemSize)", "1"},
+      {"sum(ProblemSize)", "1537"},
+      {"sum(ProblemSize[1:], i)", "515"},
+      {"sum(p // i for p in ProblemSize)", "768"},
+      {"len(ProblemSize[1:])", "2"},
+      {"M[1][0]", "3"},
+      {"M[-1][-1]", "4"},
+      {"M[i - 1][i - 2]", "3"},
+      {"M[0][i]", nullptr},  // list index out of range
+      {"M[i][0]", nullptr},  // list index out of range
+      {"M[::-1][0][1]", "4"},
+      {"M[1][::-1]", "[4, 3]"},
+      {"M[0] + M[1][:1]", "[1, 2, 3]"},
+      {"sum(M, [])", "[1, 2, 3, 4]"},
+      {"sum(sum(M, []))", "10"},
+      {"max(M)[0]", "3"},
+      {"[m[1] for m in M]", "[2, 4]"},
+      {"[m[i - 1] for m in M if m[0] > 1]", "[4]"},
+      {"L[i] if i < len(L) else -1", "30"},
+      {"L[i:i + 2]", "[30, 40]"},
+      {"L[-i:]", "[40, 50]"},
+      {"L[i::-1]", "[30, 20, 10]"},
+      {"L[:-i:-1]", "[50]"},
+      {"L[1:-1:i]", "[20, 40]"},
+      {"L[i * 10:]", "[]"},
+      {"L[L[0]]", nullptr},  // list index out of range
+      {"L[L[-1]]", nullptr},  // list index out of range
+      {"L[i][0]", nullptr},  // 'int' object is not subscriptable
+      {"i[0]", nullptr},  // 'int' object is not subscriptable
+      {"L[::i - 2]", nullptr},  // slice step cannot be zero
+      {"L[0.5 * i]", nullptr},  // list indices must be integers or slices, not float
+  };
+  const char* const names[] = {"ProblemSize", "M", "L", "i"};
+  const std::vector<Value> values = {
+      Value(ValueList{Value(1024), Value(512), Value(1)}),
+      Value(ValueList{Value(ValueList{Value(1), Value(2)}), Value(ValueList{Value(3), Value(4)})}),
+      Value(ValueList{Value(10), Value(20), Value(30), Value(40), Value(50)}), Value(2)};
+  Scope slots, constants;
+  for (int k = 0; k < 4; ++k) {
+    slots.slots[names[k]] = k;
+    constants.constants[names[k]] = values[static_cast<size_t>(k)];
+  }
+  for (const Case& c : cases) {
+    check(c, slots, "slots", values);
+    check(c, constants, "constants", values);
+  }
+}
+
+// Omitted, in-range, negative and out-of-range bounds under every kind of step,
+// on a str and on a list. Each row is python3's
+// '|'.join('abcdef'[a:b:step] for a in bounds for b in bounds).
+TEST(ExprPython, SlicesClampAsPython) {
+  const char* const bounds[] = {"", "0", "2", "-2", "10", "-10"};
+  const struct {
+    const char* step;  // nullptr: no second ':'
+    const char* expected;
+  } rows[] = {
+      {nullptr,
+       "abcdef||ab|abcd|abcdef||abcdef||ab|abcd|abcdef||cdef|||cd|cdef||ef||||ef||||||||abcdef||ab|abcd|abcdef|"},
+      {"", "abcdef||ab|abcd|abcdef||abcdef||ab|abcd|abcdef||cdef|||cd|cdef||ef||||ef||||||||abcdef||ab|abcd|abcdef|"},
+      {"1", "abcdef||ab|abcd|abcdef||abcdef||ab|abcd|abcdef||cdef|||cd|cdef||ef||||ef||||||||abcdef||ab|abcd|abcdef|"},
+      {"2", "ace||a|ac|ace||ace||a|ac|ace||ce|||c|ce||e||||e||||||||ace||a|ac|ace|"},
+      {"-1", "fedcba|fedcb|fed|f||fedcba|a|||||a|cba|cb||||cba|edcba|edcb|ed|||edcba|fedcba|fedcb|fed|f||fedcba||||||"},
+      {"-2", "fdb|fdb|fd|f||fdb|a|||||a|ca|c||||ca|eca|ec|e|||eca|fdb|fdb|fd|f||fdb||||||"},
+      {"10", "a||a|a|a||a||a|a|a||c|||c|c||e||||e||||||||a||a|a|a|"},
+      {"-10", "f|f|f|f||f|a|||||a|c|c||||c|e|e|e|||e|f|f|f|f||f||||||"},
+  };
+  Scope scope;
+  scope.slots = {{"S", 0}, {"T", 1}};
+  const std::string letters = "abcdef";
+  const std::vector<Value> values = {Value(letters),
+                                     Value(ValueList{Value(0), Value(1), Value(2), Value(3), Value(4), Value(5)})};
+  for (const auto& row : rows) {
+    std::string from_str, from_list;
+    const char* sep = "";
+    for (const char* a : bounds) {
+      for (const char* b : bounds) {
+        std::string slice = std::string("[") + a + ":" + b + (row.step ? std::string(":") + row.step : "") + "]";
+        SCOPED_TRACE(slice);
+        from_str += sep;
+        from_list += sep;
+        sep = "|";
+        from_str += Expression::parse("S" + slice).compile(scope).eval(values).as_string();
+        Value picked = Expression::parse("T" + slice).compile(scope).eval(values);
+        for (const Value& v : picked.as_list()) from_list += letters[static_cast<size_t>(v.as_int())];
+      }
+    }
+    EXPECT_EQ(from_str, row.expected) << "step " << (row.step ? row.step : "omitted");
+    EXPECT_EQ(from_list, row.expected) << "step " << (row.step ? row.step : "omitted");
+  }
+}
+
 TEST(ExprPython, ResultTypes) {
   EXPECT_TRUE(Expression::parse("6 / 3").evaluate().is_float());
   EXPECT_TRUE(Expression::parse("7 // 2").evaluate().is_int());
@@ -377,6 +609,12 @@ TEST(ExprPython, ResultTypes) {
   EXPECT_TRUE(Expression::parse("round(2.5)").evaluate().is_int());
   EXPECT_TRUE(Expression::parse("round(2.5, 0)").evaluate().is_float());
   EXPECT_TRUE(Expression::parse("max(True, False)").evaluate().is_bool());
+  EXPECT_TRUE(Expression::parse("sum([1, True])").evaluate().is_int());
+  EXPECT_TRUE(Expression::parse("sum([1, 2], 0.0)").evaluate().is_float());
+  EXPECT_TRUE(Expression::parse("[True, 1][0]").evaluate().is_bool());
+  EXPECT_TRUE(Expression::parse("'abc'[1]").evaluate().is_string());
+  EXPECT_TRUE(Expression::parse("'abc'[5:]").evaluate().is_string());
+  EXPECT_TRUE(Expression::parse("(1, 2)[:1]").evaluate().is_list());
 }
 
 }  // namespace
