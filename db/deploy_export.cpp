@@ -71,7 +71,7 @@ std::vector<DeployKernel> collect_deploy(Store& store, const Filter& f) {
     auto it = kernels.find(r.kernel);
     if (it == kernels.end() || r.param_names != it->second.param_names || !r.eval.time_ms) continue;
     DeployEntry e{r.device, cc[r.device], r.problem_size, std::move(r.eval.config), *r.eval.time_ms,
-                  r.eval.timestamp, r.run_id, r.config_key};
+                  r.eval.timestamp, r.run_id, r.config_key, r.replayed};
     keep_fastest(it->second.entries, std::move(e));
   }
   std::vector<DeployKernel> out;
@@ -119,6 +119,7 @@ std::string deploy_json(const std::vector<DeployKernel>& kernels) {
                          {"problem_size", e.problem_size}, {"config", config}, {"time_ms", e.time_ms},
                          {"timestamp", e.timestamp},
                          {"run_id", e.run_id ? Json(*e.run_id) : Json(nullptr)}});
+      if (e.replayed) entries.back()["replay"] = true;
     }
     ks.push_back({{"name", k.name}, {"parameters", k.param_names}, {"entries", entries}});
   }
@@ -165,6 +166,7 @@ std::vector<DeployKernel> parse_deploy_json(const std::string& text, const std::
         e.timestamp = je.value("timestamp", std::string());
         if (auto it = je.find("run_id"); it != je.end() && it->is_number_integer()) e.run_id = it->get<int64_t>();
         e.config_key = config_key(e.config);
+        e.replayed = je.value("replay", false);
         k.entries.push_back(std::move(e));
       }
       std::sort(k.entries.begin(), k.entries.end(), entry_less);
@@ -243,6 +245,7 @@ std::string wisdom_text(const DeployKernel& k, const std::vector<DeviceRow>& dev
              {"cuda_driver_version", d ? d->driver_version : ""},
              {"nvrtc_version", d ? d->nvrtc_version : ""},
              {"host_name", ""}};
+    if (e.replayed) env["ktune_replay"] = true;  // recorded elsewhere, replayed by ktune: not a measurement
     text += Json{{"config", config}, {"problem_size", ps}, {"time", e.time_ms}, {"environment", env}}.dump() + "\n";
   }
   return text;

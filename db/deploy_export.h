@@ -33,6 +33,7 @@ struct DeployEntry {
   std::string timestamp{};
   std::optional<int64_t> run_id{};
   std::string config_key{};    // Kernel Tuner's key of config
+  bool replayed = false;       // a replay's row (recorded elsewhere), exported only when asked for
 };
 
 struct DeployKernel {

@@ -117,6 +117,7 @@ std::string provenance(const DeployEntry& e) {
     << "), problem size " << size_text(e.problem_size)
     << ": " << python_float_repr(e.time_ms) << " ms, " << (e.timestamp.empty() ? "no date" : one_line(e.timestamp))
     << ", run " << (e.run_id ? std::to_string(*e.run_id) : "none");
+  if (e.replayed) o << ", REPLAYED from recorded data (not measured by ktune)";
   return o.str();
 }
 

@@ -118,14 +118,14 @@ std::vector<ResultSet> collect(Store& store, const Filter& f) {
   all.sort = Filter::Sort::Id;
   all.limit = 0;
   std::vector<ResultSet> out;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, size_t> index;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool>, size_t> index;
   for (ResultRow& r : store.results(all)) {
-    auto id = std::make_tuple(r.series.kernel_id, r.series.device_id, r.series.psize_id);
+    auto id = std::make_tuple(r.series.kernel_id, r.series.device_id, r.series.psize_id, r.replayed);
     auto it = index.find(id);
     if (it == index.end()) {
       ResultSet rs;
       rs.kernel_name = r.kernel;
-      rs.device_name = r.device;
+      rs.device_name = r.replayed ? r.device + " (replay)" : r.device;  // never passed off as measured there
       rs.problem_size = r.problem_size;
       if (auto k = store.kernel(r.series.kernel_id)) {
         rs.param_names = k->param_names;

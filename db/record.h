@@ -112,7 +112,7 @@ struct Evaluation {
   std::optional<double> strategy_ms{};
   std::optional<double> framework_ms{};
 
-  std::string timestamp{};  // ISO 8601 (or as read from an imported file)
+  std::string timestamp{};  // ISO 8601 (or as read from an imported file); empty = not known, stored as NULL
 
   // Fills samples-derived statistics (min, mean, stddev, count) that are unset.
   void complete_stats();

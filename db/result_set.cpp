@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <zlib.h>
+
 #include "search/error.h"
 
 namespace ktune::db {
@@ -53,12 +55,45 @@ std::vector<std::vector<Value>> parameter_domains(const ResultSet& rs) {
   return out;
 }
 
+namespace {
+
+// Caches are published gzipped (benchmark_hub's A100.json.gz); a gzip stream cut
+// short (a copy interrupted like the run that wrote it) yields what it holds,
+// and the readers treat that text as an interrupted file.
+std::string gunzip(const std::string& data, const std::string& path) {
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw Error::failed("cannot start zlib for " + path);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  std::string out;
+  char buf[1 << 16];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - z.avail_out);
+    if (rc == Z_STREAM_END && z.avail_in > 0) rc = inflateReset(&z);  // concatenated members, as gzip writes them
+    if (rc == Z_BUF_ERROR && z.avail_in == 0) break;                  // cut short: keep what came out
+  }
+  std::string why = z.msg ? z.msg : "";
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END && rc != Z_BUF_ERROR && rc != Z_OK)
+    throw Error::bad_input(path + " is not a readable gzip file (" + (why.empty() ? "zlib error" : why) + ")");
+  return out;
+}
+
+}  // namespace
+
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error::bad_input("cannot read " + path + ": " + std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
-  return std::move(ss).str();
+  std::string data = std::move(ss).str();
+  const bool gzipped = data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
+                       static_cast<unsigned char>(data[1]) == 0x8b;
+  return gzipped ? gunzip(data, path) : data;
 }
 
 void write_text_file(const std::string& path, const std::string& text) {

@@ -42,7 +42,8 @@ void for_each_observer_field(const Evaluation& e,
 // values seen in the evaluations, sorted.
 std::vector<std::vector<Value>> parameter_domains(const ResultSet& rs);
 
-// Whole-file I/O with ktune::Error::bad_input / failed naming the path.
+// Whole-file I/O with ktune::Error::bad_input / failed naming the path. A
+// gzip file (by its magic bytes, whatever its name) is read decompressed.
 std::string read_text_file(const std::string& path);
 void write_text_file(const std::string& path, const std::string& text);
 

@@ -274,7 +274,7 @@ int64_t Store::add_evaluation(std::optional<int64_t> run_id, const SeriesIds& w,
   if (e.metrics.empty()) q.bind_null(16); else q.bind(16, detail::metrics_to_json(e.metrics));
   q.bind(17, e.registers).bind(18, e.shared_bytes).bind(19, e.local_bytes).bind(20, e.occupancy);
   q.bind(21, e.compile_ms).bind(22, e.verify_ms).bind(23, e.benchmark_ms).bind(24, e.strategy_ms);
-  q.bind(25, e.framework_ms).bind(26, e.timestamp.empty() ? now_iso8601() : e.timestamp);
+  q.bind(25, e.framework_ms).bind_text_or_null(26, e.timestamp);
   q.bind(27, e.sm_clock_mhz).bind(28, e.temperature_c).bind(29, e.power_w).bind(30, e.load_ms);
   q.run();  // not RETURNING: SQLite buffers RETURNING rows in a temporary table
   return sqlite3_last_insert_rowid(db_);

@@ -58,6 +58,9 @@ struct Filter {
   std::optional<ProblemSize> problem_size{};
   std::optional<Status> status{};
   std::optional<int64_t> run_id{};
+  // false: measurements only; true: rows a replay stored only (tune --simulate).
+  // Unset: both. best() honours it by ranking only the rows it keeps.
+  std::optional<bool> replayed{};
   enum class Sort { Time, Newest, Id } sort = Sort::Time;  // Time: fastest first, failures last
   int64_t limit = 0;                        // 0 = no limit
 };

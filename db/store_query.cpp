@@ -1,5 +1,7 @@
 // Store: reads (resume look-ups, results, best, listings).
 #include <algorithm>
+#include <set>
+#include <tuple>
 
 #include "db/json_value.h"
 #include "db/sqlite_util.h"
@@ -189,6 +191,7 @@ std::vector<ResultRow> Store::select_rows(const std::string& from, const Filter&
   if (f.problem_size) sql += " AND p.key = ?4";
   if (with_status && f.status) sql += " AND e.status = ?5";
   if (f.run_id) sql += " AND e.run_id = ?6";
+  if (f.replayed) sql += " AND " KTUNE_ROW_REPLAYED " = ?8";
   if (!with_status)
     sql += " ORDER BY k.name, d.name, p.key";
   else if (f.sort == Filter::Sort::Time)
@@ -205,6 +208,7 @@ std::vector<ResultRow> Store::select_rows(const std::string& from, const Filter&
   if (with_status && f.status) q.bind(5, to_string(*f.status));
   if (f.run_id) q.bind(6, *f.run_id);
   if (f.limit > 0) q.bind(7, f.limit);
+  if (f.replayed) q.bind(8, int64_t{*f.replayed ? 1 : 0});
   std::vector<ResultRow> rows;
   ParamCache cache;
   while (q.step()) rows.push_back(read_row(q, cache));
@@ -213,7 +217,24 @@ std::vector<ResultRow> Store::select_rows(const std::string& from, const Filter&
 
 std::vector<ResultRow> Store::results(const Filter& f) { return select_rows("evaluations e", f, true); }
 
-std::vector<ResultRow> Store::best(const Filter& f) { return select_rows("best e", f, false); }
+std::vector<ResultRow> Store::best(const Filter& f) {
+  if (!f.replayed) return select_rows("best e", f, false);
+  // The view ranks replayed and measured rows together: rank the kept ones here.
+  Filter ok = f;
+  ok.status = Status::Ok;
+  ok.sort = Filter::Sort::Time;
+  ok.limit = 0;
+  std::vector<ResultRow> out;
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+  for (ResultRow& r : select_rows("evaluations e", ok, true))
+    if (r.eval.time_ms && seen.insert({r.series.kernel_id, r.series.device_id, r.series.psize_id}).second)
+      out.push_back(std::move(r));
+  std::sort(out.begin(), out.end(), [](const ResultRow& a, const ResultRow& b) {
+    const std::string ka = problem_size_key(a.problem_size), kb = problem_size_key(b.problem_size);
+    return std::tie(a.kernel, a.device, ka) < std::tie(b.kernel, b.device, kb);
+  });
+  return out;
+}
 
 std::vector<KernelRow> Store::kernels() {
   Query q = query(

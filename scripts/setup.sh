@@ -2,7 +2,7 @@
 # Installs the Debian packages ktune builds with. Safe to run twice: apt-get
 # skips what is installed, and nothing is fetched when everything is present.
 set -eu
-PKGS="cmake ninja-build g++ libyaml-cpp-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev"
+PKGS="cmake ninja-build g++ libyaml-cpp-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

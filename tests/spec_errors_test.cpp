@@ -246,7 +246,6 @@ TEST(SpecErrors, T1Mistakes) {
     std::string extra, part;
   };
   const Case cases[] = {
-      {", \"Language\": \"OpenCL\"}}", "Language 'OpenCL'"},
       {", \"GlobalSizeType\": \"Vulkan\"}}", "GlobalSizeType must be"},
       {", \"Arguments\": [{\"Name\": \"a\", \"Type\": \"float\", \"MemoryType\": \"Vector\", \"Size\": 4}]}}",
        "needs the key 'FillType'"},

@@ -88,7 +88,12 @@ void compile_all(const Spec& spec, const Arch& arch, std::vector<Row>& rows, uns
     auto [ticket, result] = pool.take_any(waiting);
     Row& row = rows[row_of.at(ticket)];
     row.result = std::move(result);
-    if (!row.result.ok) ++failed;
+    // A launch the architecture cannot take (static plus dynamic shared memory
+    // past the opt-in maximum, a block past the kernel's thread limit) is found
+    // here, from the cubin, as the GPU would find it before launching.
+    if (row.result.ok && row.result.occupancy && !row.result.occupancy->error.empty())
+      row.launch_error = row.result.occupancy->error;
+    if (!row.result.ok || !row.launch_error.empty()) ++failed;
     bar.update(++done, "failed " + std::to_string(failed));
   }
   bar.finish();

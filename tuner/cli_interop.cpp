@@ -24,6 +24,7 @@ struct ExportOptions : ResultsOptions {
   std::string output;
   std::string header_namespace = "ktune_tuned";
   bool kernel_tuner_defines = false;
+  bool include_replays = false;
 };
 
 int run_import(const ImportOptions& o) {
@@ -80,6 +81,17 @@ int run_export(const ExportOptions& o) {
   db::Filter f;
   f.kernel = o.kernel;
   f.device = o.device;
+  // A replay's rows were recorded elsewhere (tune --simulate): never shipped as
+  // measurements; --include-replays exports them marked as replayed.
+  if (!o.include_replays) {
+    f.replayed = false;
+    db::Filter any = f, replays = f;
+    any.limit = replays.limit = 1;
+    replays.replayed = true;
+    if (store.results(any).empty() && !store.results(replays).empty())
+      throw Error::bad_input("the matching results were all stored by replays (tune --simulate), which are not "
+                             "measurements and are not exported; --include-replays exports them, marked");
+  }
   if (deploy) return run_deploy_export(o, *deploy, store, f);
   store.require_known(f);
   const size_t n = db::export_file(store, f, *fmt, o.output);
@@ -111,6 +123,9 @@ void add_interop_commands(CLI::App& app, CommandResult& result) {
   exp->add_option("--namespace", e->header_namespace, "header: the enclosing namespace (default ktune_tuned)");
   exp->add_flag("--kernel-tuner-defines", e->kernel_tuner_defines,
                 "header: also write Kernel Tuner's #if defined(TARGET_<device>) #define blocks");
+  exp->add_flag("--include-replays", e->include_replays,
+                "also export rows a replay stored (tune --simulate), marked as replayed (device 'NAME (replay)' "
+                "in kernel-tuner/t4, \"replay\": true in json and wisdom, a comment in the header)");
   exp->add_option("--db", e->db, "results database (default $KTUNE_DB, else ./ktune.db)");
   exp->add_option("--kernel", e->kernel, "kernel name");
   exp->add_option("--device", e->device, "device name");

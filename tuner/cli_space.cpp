@@ -58,7 +58,8 @@ int run_space(const SpaceOptions& o) {
       j["parameters"].push_back({{"name", p.name}, {"type", type_name(p.type)}, {"values", values}});
     }
     j["restrictions"] = Json::array();
-    for (const auto& r : space.restrictions()) j["restrictions"].push_back(r.text());
+    for (const auto& r : spec.restrictions) j["restrictions"].push_back(r.text());
+    j["device_limits"] = spec.device_limits;
     j["cartesian"] = big_integer_json(space.cartesian_size());
     j["cartesian_exact"] = space.cartesian_size();
     j["valid"] = valid;
@@ -71,8 +72,9 @@ int run_space(const SpaceOptions& o) {
     for (const Parameter& p : space.parameters())
       t.add({p.name, type_name(p.type), abbreviated_values(p), std::to_string(p.values.size())});
     t.print(std::cout);
-    std::cout << "\nrestrictions: " << space.restrictions().size() << '\n';
-    for (const auto& r : space.restrictions()) std::cout << "  " << r.text() << '\n';
+    std::cout << "\nrestrictions: " << spec.restrictions.size() << '\n';
+    for (const auto& r : spec.restrictions) std::cout << "  " << r.text() << '\n';
+    for (const std::string& l : spec.device_limits) std::cout << "device limit: " << l << '\n';
     std::cout << "cartesian:   " << space.cartesian_size() << '\n'
               << "valid:       " << valid << "  (counted in " << fixed(count_ms, 1) << " ms)\n";
     if (!samples.empty()) {

@@ -66,14 +66,6 @@ db::KernelInfo kernel_info(const Spec& spec) {
   return k;
 }
 
-db::ProblemSize problem_size_of(const Spec& spec) {
-  const SearchSpace& space = spec.space();
-  const LaunchResult geo = spec.geometry(space.values(space.at(0)));
-  if (!geo.ok()) return {};
-  const Dim3& p = geo.launch->problem_size;
-  return db::canonical_problem_size({p[0], p[1], p[2]});
-}
-
 std::string host_name() {
   char buf[256] = {};
   gethostname(buf, sizeof buf - 1);
@@ -127,7 +119,7 @@ int run_tune(const TuneOptions& o) {
   db::SeriesIds ids;
   ids.device_id = store.upsert_device(device);
   ids.kernel_id = store.upsert_kernel(kernel_info(spec));
-  ids.psize_id = store.upsert_problem_size(problem_size_of(spec));
+  ids.psize_id = store.upsert_problem_size(spec_problem_size(spec));
   db::RunInfo run;
   run.strategy = strategy;
   run.seed = static_cast<int64_t>(ctx.seed);

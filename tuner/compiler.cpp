@@ -296,6 +296,8 @@ CompileResult Compiler::compile_with_nvrtc(const CompileRequest& request, const 
   for (const fs::path& dir : search_dirs(request)) opts.push_back("-I" + dir.string());
   std::error_code ec;
   if (fs::is_directory(cuda_include_dir_, ec)) opts.push_back("-I" + cuda_include_dir_.string());
+  // CUDA 13 keeps CCCL (cub, thrust, cuda/std, nv) in include/cccl; nvcc adds it by itself.
+  if (fs::is_directory(cuda_include_dir_ / "cccl", ec)) opts.push_back("-I" + (cuda_include_dir_ / "cccl").string());
   // Where a driver is installed NVRTC reuses cubins from the driver's compute
   // cache, and a reused cubin comes without ptxas's report (so without spill
   // figures) and without an honest compile time. Our own cache stands in.

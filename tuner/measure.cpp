@@ -95,8 +95,14 @@ Resources query_resources(const CudaApi& api, CUfunction fn) {
   return r;
 }
 
-void prepare_function(const CudaApi& api, CUfunction fn, const LaunchGeometry& g) {
-  if (g.dynamic_smem <= kDefaultSmemLimit) return;
+// The 48 KiB default caps static plus dynamic shared memory together: a kernel
+// with 32 KiB of static arrays fails a 48 KiB dynamic request (BAT's GEMM T1)
+// unless the dynamic limit is raised, which the device allows up to its opt-in
+// maximum (check_geometry has checked the sum against it).
+void prepare_function(const CudaApi& api, CUfunction fn, const LaunchGeometry& g, const Resources& r) {
+  if (g.dynamic_smem == 0 ||
+      std::uint64_t{g.dynamic_smem} + static_cast<std::uint64_t>(r.static_smem) <= kDefaultSmemLimit)
+    return;
   check(api,
         api.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                static_cast<int>(g.dynamic_smem)),

@@ -92,8 +92,9 @@ Resources query_resources(const CudaApi& api, CUfunction fn);
 void fill_occupancy(const CudaApi& api, CUfunction fn, const DeviceInfo& device,
                     const LaunchGeometry& geometry, Resources& r);
 
-// Raises CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES when the launch needs it.
-void prepare_function(const CudaApi& api, CUfunction fn, const LaunchGeometry& geometry);
+// Raises CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES when the launch needs
+// it: when its dynamic plus the function's static shared memory pass 48 KiB.
+void prepare_function(const CudaApi& api, CUfunction fn, const LaunchGeometry& geometry, const Resources& resources);
 
 // Runs and times launches on its own stream. Owns the events and the L2 flush
 // buffer, so one Measurer serves every configuration of a worker.

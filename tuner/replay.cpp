@@ -16,7 +16,34 @@ std::string joined(const std::set<std::string>& names) {
   return s;
 }
 
+// Where the spec's problem size means something: a T1 GlobalSize grid has
+// none (1), so any recording's size goes with it.
+std::optional<db::ProblemSize> checked_size(const Spec& spec) {
+  if (spec.grid_mode == GridMode::GlobalSize) return std::nullopt;
+  db::ProblemSize ps = spec_problem_size(spec);
+  if (ps.empty()) return std::nullopt;
+  return ps;
+}
+
+std::string size_text(const db::ProblemSize& ps) {
+  std::string s;
+  for (int64_t x : ps) {
+    if (!s.empty()) s += 'x';
+    s += std::to_string(x);
+  }
+  return s.empty() ? "1" : s;
+}
+
 }  // namespace
+
+db::ProblemSize spec_problem_size(const Spec& spec) {
+  const SearchSpace& space = spec.space();
+  if (space.count_valid() == 0) return {};
+  const LaunchResult geo = spec.geometry(space.values(space.at(0)));
+  if (!geo.ok()) return {};
+  const Dim3& p = geo.launch->problem_size;
+  return db::canonical_problem_size({p[0], p[1], p[2]});
+}
 
 double ReplayEvaluator::recorded_cost_s(const db::Evaluation& e) {
   double ms = e.compile_ms.value_or(0) + e.load_ms.value_or(0) + e.verify_ms.value_or(0) +
@@ -60,6 +87,16 @@ ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path,
     f.sort = db::Filter::Sort::Id;
     store.require_known(f);
     std::vector<db::ResultRow> rows = store.results(f);
+    if (const auto want = checked_size(spec)) {
+      std::set<std::string> sizes;
+      for (const auto& r : rows)
+        if (!r.problem_size.empty()) sizes.insert(size_text(r.problem_size));
+      std::erase_if(rows, [&](const db::ResultRow& r) { return !r.problem_size.empty() && r.problem_size != *want; });
+      if (rows.empty() && !sizes.empty())
+        throw Error::bad_input(data_path + " holds kernel '" + spec.kernel.name + "' at problem size " + joined(sizes) +
+                               ", not at the spec's " + size_text(*want) +
+                               "; a replay answers only for the size it was recorded at (--set changes the spec's)");
+    }
     std::set<std::string> devices;
     for (const auto& r : rows) devices.insert(r.device);
     if (devices.size() > 1)
@@ -75,6 +112,11 @@ ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path,
     return;
   }
   db::ResultSet rs = db::read_results_file(data_path);
+  if (const auto want = checked_size(spec); want && !rs.problem_size.empty() &&
+                                            db::canonical_problem_size(rs.problem_size) != *want)
+    throw Error::bad_input(data_path + " was recorded at problem size " + size_text(rs.problem_size) +
+                           ", not at the spec's " + size_text(*want) +
+                           "; a replay answers only for the size it was recorded at (--set changes the spec's)");
   device_.name = device.empty() ? rs.device_name : device;
   if (device_.name.empty()) device_.name = "unknown device";
   adopt(rs.param_names, std::move(rs.evaluations));

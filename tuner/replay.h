@@ -3,7 +3,9 @@
 // included, and accounts the recorded compile/benchmark/framework time as
 // the configuration's cost so strategies can be compared on a tuning-time
 // axis. The recorded parameters must match the spec's (names, in any order):
-// a mismatch is Error::bad_input naming the difference.
+// a mismatch is Error::bad_input naming the difference. So is a recording made
+// at another problem size than the spec's (Kernel Tuner refuses such a cache
+// too): its times would be stored under a size they were never measured at.
 #pragma once
 
 #include <map>
@@ -16,6 +18,10 @@
 #include "tuner/spec.h"
 
 namespace ktune {
+
+// The problem size a spec's measurements are filed under (the geometry of its
+// first valid configuration; empty when that cannot be evaluated).
+db::ProblemSize spec_problem_size(const Spec& spec);
 
 class ReplayEvaluator : public ConfigEvaluator {
  public:

@@ -104,7 +104,7 @@ Spec load_spec(const std::string& path, const ConstantOverrides& overrides) {
 void Spec::require_files() const {
   if (missing_files.empty()) return;
   const MissingFile& m = missing_files.front();
-  throw Error::bad_input(m.what + " '" + m.path + "' does not exist", m.where);
+  throw Error::bad_input(m.why.empty() ? m.what + " '" + m.path + "' does not exist" : m.why, m.where);
 }
 
 void require_valid_configurations(const Spec& spec) {

@@ -161,6 +161,9 @@ struct Spec {
   std::array<BoundExpr, 3> block;                        // the block's x, y, z
   BoundExpr shared_memory;
   std::vector<expr::Expression> restrictions;
+  // Limits of every CUDA device the space applies beside the restrictions (the
+  // space's own restriction list ends with them), e.g. "threads per block <= 1024".
+  std::vector<std::string> device_limits;
   std::vector<Argument> arguments;                       // in kernel-parameter order
   Verify verify;
   std::vector<Metric> metrics;
@@ -181,6 +184,7 @@ struct Spec {
     std::string what;  // "KernelFile", "kernel source", "fill file", ...
     std::string path;
     SourceLocation where;
+    std::string why{};  // the whole message where it is not "WHAT 'PATH' does not exist"
   };
   std::vector<MissingFile> missing_files;
   void require_files() const;

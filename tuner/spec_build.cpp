@@ -139,11 +139,60 @@ Value doc_to_value(const Doc& d, std::string_view what) {
 
 namespace {
 
+// Kernel Tuner's convention: a block size name that is neither a parameter nor
+// a constant is 1 (a kernel tuned in x alone may still divide its grid by
+// block_size_y). Only expressions see these; they are not constants of the spec.
+ConstantMap expression_constants(const Draft& d) {
+  ConstantMap m = constant_map(d.spec);
+  static const std::vector<std::string> kernel_tuner_names = {"block_size_x", "block_size_y", "block_size_z"};
+  const auto& names = d.spec.block_size_names.empty() ? kernel_tuner_names : d.spec.block_size_names;
+  for (const std::string& n : names) {
+    bool param = false;
+    for (const auto& p : d.params) param = param || p.name == n;
+    if (!param && !m.count(n)) m[n] = Value(int64_t{1});
+  }
+  return m;
+}
+
 expr::Scope param_scope(const Draft& d) {
   expr::Scope scope;
   for (size_t i = 0; i < d.params.size(); ++i) scope.slots[d.params[i].name] = int(i);
-  scope.constants = constant_map(d.spec);
+  scope.constants = expression_constants(d);
   return scope;
+}
+
+// What every CUDA device since compute capability 2.0 refuses, counted out of the
+// space as Kernel Tuner counts it: more than 1024 threads in a block. Only where
+// the block depends on parameters (a fixed block is the user's to get right).
+std::vector<expr::Expression> device_limit_restrictions(Spec& s, const Draft& d) {
+  std::string product;
+  bool tuned = false;
+  // The most threads a block can have where each extent is one parameter or a
+  // number; unknown (bounded false) where an extent is an expression of several.
+  double most = 1.0;
+  bool bounded = true;
+  for (const BoundExpr& b : s.block) {
+    const auto& names = b.expression.names();
+    const Parameter* whole = nullptr;
+    for (const auto& p : d.params)
+      if (b.expression.text() == p.name) whole = &p;
+    for (const std::string& n : names)
+      for (const auto& p : d.params) tuned = tuned || p.name == n;
+    if (whole) {
+      double top = 0;
+      for (const Value& v : whole->values) top = std::max(top, v.is_number() ? v.as_float() : 0.0);
+      most *= top;
+    } else if (!names.empty() || b.expression.text().find_first_not_of("0123456789 ") != std::string::npos) {
+      bounded = false;
+    } else if (!b.expression.text().empty()) {
+      most *= std::stod(b.expression.text());
+    }
+    product += (product.empty() ? "(" : " * (") + b.expression.text() + ")";
+  }
+  if (!tuned) return {};
+  s.device_limits = {"threads per block <= 1024"};
+  if (bounded && most <= 1024) return {};  // holds for every configuration: nothing to count out
+  return {expr::Expression::parse(product + " <= 1024", s.kernel.where)};
 }
 
 void compile(BoundExpr& b, const expr::Scope& scope) { b.code = b.expression.compile(scope); }
@@ -201,7 +250,9 @@ void finish_spec(Draft& d) {
       if (d.params[i].name == d.params[j].name)
         fail(d.param_name_where[i], "duplicate parameter '" + d.params[i].name + "' (first at line " +
                                         std::to_string(d.param_name_where[j].line) + ")");
-  s.space_.emplace(d.params, s.restrictions, constant_map(s));
+  std::vector<expr::Expression> restrictions = s.restrictions;
+  for (auto& r : device_limit_restrictions(s, d)) restrictions.push_back(std::move(r));
+  s.space_.emplace(d.params, std::move(restrictions), expression_constants(d));
   const auto& ordered = s.space_->parameters();
   for (size_t i = 0; i < ordered.size(); ++i)
     if (ordered[i].name != d.params[i].name)

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,7 @@ struct Draft {
   std::vector<Parameter> params;
   std::vector<SourceLocation> param_name_where;  // parallel to params
   SourceLocation objective_where;
+  std::set<std::string> t1_noted;  // (context, key) pairs already noted by t1_map
 };
 
 using ConstantMap = std::map<std::string, Value, std::less<>>;
@@ -74,6 +76,23 @@ void read_yaml_arguments(const Doc& d, Draft& draft);
 void read_yaml_verify(const Doc& d, Draft& draft);
 // T1 `KernelSpecification` (spec_t1_kernel.cpp).
 void read_t1_kernel(const Doc& d, Draft& draft);
+// A T1 file without KernelSpecification (BAT's draft layouts): a space with no
+// kernel, which require_files() stops before anything compiles.
+void no_t1_kernel(const Doc& root, Draft& draft);
+
+// A T1 map with its keys matched to `known` (spec_t1_keys.cpp): a key that
+// differs from a known one only in case, '_' or '-', or that is an alias
+// (another spelling published files use), is renamed to the known key with a
+// note; any other key is dropped with a note naming its location (once per
+// context and key). Two keys giving the same known key are bad input.
+struct T1Alias {
+  std::string_view spelling;
+  std::string_view key;
+};
+Doc t1_map(const Doc& d, std::initializer_list<std::string_view> known, std::initializer_list<T1Alias> aliases,
+           std::string_view context, Draft& draft);
+// A T1 enumeration value compared as t1_map compares keys ("random" is "Random").
+bool t1_word_is(const std::string& value, std::string_view word);
 
 void finish_spec(Draft& draft);
 

@@ -57,6 +57,9 @@ SourceLocation location_of(const std::string& text, size_t offset, const std::st
 
 [[noreturn]] void fail(const SourceLocation& where, const std::string& message);
 
+// Levenshtein distance (for "did you mean" hints).
+size_t edit_distance(std::string_view a, std::string_view b);
+
 // Rejects any key outside `allowed`, naming the key, `context` and the allowed keys.
 void check_keys(const Doc& map, std::initializer_list<std::string_view> allowed, std::string_view context);
 // Requires a key; `context` names the map in the message.

@@ -15,6 +15,15 @@ std::string join(std::initializer_list<std::string_view> names) {
   return s;
 }
 
+[[noreturn]] void clash(const Doc& d, std::string_view what, std::string_view expected) {
+  std::string found = kind_name(d.kind);
+  if (d.kind == Doc::Kind::String) found += " ('" + d.str() + "')";
+  if (d.is_number() || d.kind == Doc::Kind::Bool) found += " (" + d.scalar.str() + ")";
+  fail(d.where, std::string(what) + " must be " + std::string(expected) + ", not " + found);
+}
+
+}  // namespace
+
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -29,15 +38,6 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   }
   return row[b.size()];
 }
-
-[[noreturn]] void clash(const Doc& d, std::string_view what, std::string_view expected) {
-  std::string found = kind_name(d.kind);
-  if (d.kind == Doc::Kind::String) found += " ('" + d.str() + "')";
-  if (d.is_number() || d.kind == Doc::Kind::Bool) found += " (" + d.scalar.str() + ")";
-  fail(d.where, std::string(what) + " must be " + std::string(expected) + ", not " + found);
-}
-
-}  // namespace
 
 void check_keys(const Doc& map, std::initializer_list<std::string_view> allowed, std::string_view context) {
   for (const auto& m : map.members) {

@@ -1,8 +1,9 @@
 // T1 JSON (formats.md section 2; BAT suite and Kernel Tuner) -> Spec.
 //
-// Accepted keys are those of the T1 schema plus what published BAT files carry
-// (BenchmarkConfig, verification, Stream, Misc, MemType, ...). Keys that ktune
-// cannot act on are accepted and listed in Spec::notes, never silently.
+// Keys are matched through t1_map: those of Kernel Tuner's T1 schema, what
+// published BAT files carry (BenchmarkConfig, verification, Stream, Misc,
+// MemType, ...) and their other spellings. Keys that ktune cannot act on are
+// accepted and listed in Spec::notes, never silently.
 #include "tuner/spec_build.h"
 
 namespace ktune::spec_detail {
@@ -27,18 +28,34 @@ Value typed_value(const Value& v, const std::string& type, const std::string& pa
   return v.is_string() ? v : bad();  // "string"
 }
 
-void read_parameter(const Doc& p, Draft& draft) {
-  need_map(p, "a TuningParameters entry");
-  check_keys(p, {"Name", "Type", "Values", "Default"}, "a TuningParameters entry");
+// The schema's Type, or a spelling published files use for it (int32, boolean, ...).
+std::string parameter_type(const Doc& type_doc) {
+  const std::string& t = need_string(type_doc, "Type");
+  static const std::pair<std::string_view, std::string_view> types[] = {
+      {"int", "int"},       {"int32", "int"},    {"int64", "int"},     {"integer", "int"}, {"uint", "uint"},
+      {"uint32", "uint"},   {"uint64", "uint"},  {"float", "float"},   {"double", "float"}, {"float32", "float"},
+      {"float64", "float"}, {"bool", "bool"},    {"boolean", "bool"},  {"string", "string"}, {"str", "string"}};
+  for (const auto& [spelling, type] : types)
+    if (t1_word_is(t, spelling)) return std::string(type);
+  fail(type_doc.where, "Type '" + t + "' is not one of int, uint, float, bool, string");
+}
+
+void read_parameter(const Doc& entry, Draft& draft) {
+  Doc p = t1_map(entry, {"Name", "Type", "Values", "Default"}, {}, "a TuningParameters entry", draft);
   const Doc& name_doc = required(p, "Name", "a TuningParameters entry");
   const std::string& name = need_string(name_doc, "Name");
   require_identifier(name, name_doc.where, "parameter");
   const Doc& type_doc = required(p, "Type", "parameter '" + name + "'");
-  const std::string& type = need_string(type_doc, "Type");
-  if (type != "int" && type != "uint" && type != "float" && type != "bool" && type != "string")
-    fail(type_doc.where, "Type '" + type + "' is not one of int, uint, float, bool, string");
-  const Doc& values_doc = required(p, "Values", "parameter '" + name + "'");
+  const std::string type = parameter_type(type_doc);
   std::vector<Value> values;
+  const Doc* given = p.find("Values");
+  if (!given && type == "bool") {  // a switch without Values (BAT's SPMV): both settings
+    draft.spec.notes.push_back(p.where.str() + ": bool parameter '" + name + "' has no Values; tuned over False, True");
+    draft.params.push_back(make_parameter(name, {Value(false), Value(true)}, name_doc.where, p.where));
+    draft.param_name_where.push_back(name_doc.where);
+    return;
+  }
+  const Doc& values_doc = given ? *given : required(p, "Values", "parameter '" + name + "'");
   if (values_doc.is_list()) {
     for (const Doc& item : values_doc.items) values.push_back(typed_value(need_scalar(item, "a value"), type, name, item.where));
   } else {
@@ -46,14 +63,18 @@ void read_parameter(const Doc& p, Draft& draft) {
     if (!v.is_list()) fail(values_doc.where, "Values of '" + name + "' must give a list, not " + v.repr());
     for (const Value& item : v.as_list()) values.push_back(typed_value(item, type, name, values_doc.where));
   }
-  if (const Doc* def = p.find("Default")) need_scalar(*def, "Default");  // KTT's single-run value; not a restriction
+  // Default (KTT's single-run value) is not a restriction and ktune does not use
+  // it; published files put lists and prose there, so it is not checked either.
   draft.params.push_back(make_parameter(name, std::move(values), name_doc.where, values_doc.where));
   draft.param_name_where.push_back(name_doc.where);
 }
 
-void read_condition(const Doc& c, Draft& draft) {
-  need_map(c, "a Conditions entry");
-  check_keys(c, {"Expression", "Parameters"}, "a Conditions entry");
+void read_condition(const Doc& entry, Draft& draft) {
+  if (entry.is_string()) {  // BAT's Constraints: the expression alone
+    draft.spec.restrictions.push_back(need_expression(entry, "a Conditions entry"));
+    return;
+  }
+  Doc c = t1_map(entry, {"Expression", "Parameters"}, {}, "a Conditions entry", draft);
   const Doc& e = required(c, "Expression", "a Conditions entry");
   draft.spec.restrictions.push_back(need_expression(e, "Expression"));
   if (const Doc* ps = c.find("Parameters")) {
@@ -65,9 +86,9 @@ void read_condition(const Doc& c, Draft& draft) {
   }
 }
 
-void read_configuration_space(const Doc& d, Draft& draft) {
-  need_map(d, "ConfigurationSpace");
-  check_keys(d, {"TuningParameters", "Conditions"}, "ConfigurationSpace");
+void read_configuration_space(const Doc& section, Draft& draft) {
+  Doc d = t1_map(section, {"TuningParameters", "Conditions"}, {{"Constraints", "Conditions"}}, "ConfigurationSpace",
+                 draft);
   for (const Doc& p : need_list(required(d, "TuningParameters", "ConfigurationSpace"), "TuningParameters").items)
     read_parameter(p, draft);
   if (const Doc* c = d.find("Conditions"))
@@ -130,25 +151,22 @@ Value attribute_value(const Doc& d) {
   return d.scalar;
 }
 
-void read_search(const Doc& d, Draft& draft) {
-  need_map(d, "Search");
-  check_keys(d, {"Name", "Attributes"}, "Search");
+void read_search(const Doc& section, Draft& draft) {
+  Doc d = t1_map(section, {"Name", "Attributes"}, {}, "Search", draft);
   StrategySpec& st = draft.spec.strategy;
   st.where = d.where;
   st.name = strategy_name(need_string(required(d, "Name", "Search"), "Search.Name"));
   if (const Doc* attrs = d.find("Attributes")) {
-    for (const Doc& a : need_list(*attrs, "Attributes").items) {
-      need_map(a, "an Attributes entry");
-      check_keys(a, {"Name", "Value"}, "an Attributes entry");
+    for (const Doc& entry : need_list(*attrs, "Attributes").items) {
+      Doc a = t1_map(entry, {"Name", "Value"}, {}, "an Attributes entry", draft);
       std::string n = need_string(required(a, "Name", "an Attributes entry"), "Attributes Name");
       st.options[n] = attribute_value(required(a, "Value", "an Attributes entry"));
     }
   }
 }
 
-void read_budget_entry(const Doc& b, Draft& draft) {
-  need_map(b, "a Budget entry");
-  check_keys(b, {"Type", "BudgetValue"}, "a Budget entry");
+void read_budget_entry(const Doc& entry, Draft& draft) {
+  Doc b = t1_map(entry, {"Type", "BudgetValue"}, {}, "a Budget entry", draft);
   const Doc& type = required(b, "Type", "a Budget entry");
   const Doc& value = required(b, "BudgetValue", "a Budget entry");
   StrategySpec& st = draft.spec.strategy;
@@ -168,24 +186,24 @@ void read_budget_entry(const Doc& b, Draft& draft) {
   }
 }
 
-void read_general(const Doc& d) {
-  need_map(d, "General");
-  check_keys(d, {"BenchmarkName", "FormatVersion", "OutputFormat", "TimeUnit", "OutputFile", "LoggingLevel"},
-             "General");
+void read_general(const Doc& d, Draft& draft) {
+  t1_map(d, {"BenchmarkName", "FormatVersion", "OutputFormat", "TimeUnit", "OutputFile", "LoggingLevel"}, {},
+         "General", draft);
 }
 
 }  // namespace
 
-void read_t1_spec(const Doc& root, Draft& draft) {
-  check_keys(root,
-             {"General", "ConfigurationSpace", "KernelSpecification", "Search", "Budget", "BenchmarkConfig",
-              "verification"},
-             "the T1 file");
-  if (const Doc* g = root.find("General")) read_general(*g);
+void read_t1_spec(const Doc& file, Draft& draft) {
+  Doc root = t1_map(file,
+                    {"General", "ConfigurationSpace", "KernelSpecification", "Search", "Budget", "BenchmarkConfig",
+                     "verification"},
+                    {}, "the T1 file", draft);
+  if (const Doc* g = root.find("General")) read_general(*g, draft);
   if (const Doc* b = root.find("BenchmarkConfig")) read_benchmark_config(*b, draft);
   read_configuration_space(required(root, "ConfigurationSpace", "the T1 file"), draft);
   drop_shadowed_constants(draft);
-  read_t1_kernel(required(root, "KernelSpecification", "the T1 file"), draft);
+  if (const Doc* k = root.find("KernelSpecification")) read_t1_kernel(*k, draft);
+  else no_t1_kernel(root, draft);
   if (const Doc* s = root.find("Search")) read_search(*s, draft);
   if (const Doc* b = root.find("Budget")) {
     if (b->is_map()) read_budget_entry(*b, draft);  // published BAT files also write a single object

@@ -145,7 +145,7 @@ void Session::execute(const Job& job, Result& r) {
   std::string why = check_geometry(device_, r.resources, g);
   if (why.empty()) {
     try {
-      prepare_function(*api_, fn, g);
+      prepare_function(*api_, fn, g, r.resources);
     } catch (const CudaError& e) {
       why = e.message();
     }

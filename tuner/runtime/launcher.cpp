@@ -290,7 +290,7 @@ Prepared& Launcher::Impl::prepare_locked(const Problem& problem) {
   p->function = p->module->function(r.lowered_name);
   gpu::LaunchGeometry geometry;
   geometry.dynamic_smem = p->choice.shared_memory;
-  gpu::prepare_function(*api, p->function, geometry);
+  gpu::prepare_function(*api, p->function, geometry, gpu::query_resources(*api, p->function));
   p->context = context;
   p->choice.cache_hit = r.cache_hit;
   p->choice.compile_ms = ms_since(t0);
