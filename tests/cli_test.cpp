@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -333,6 +334,80 @@ TEST_F(Cli, DevicesWithoutADriverIsANormalCondition) {
   if (j["driver"] == "ready") GTEST_SKIP() << "a CUDA driver is present";
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(j["driver"], "no CUDA driver");
+}
+
+}  // namespace
+
+namespace {
+
+// A replay answers only for the problem size it was recorded at, as Kernel
+// Tuner refuses a cache of another size: nothing is stored under a size the
+// times were never measured at.
+TEST_F(Cli, AReplayAtAnotherProblemSizeIsRefused) {
+  Ran r = ktune("tune " + kVecSpec + " --set n=1048576 --simulate " + kVecData + " --max-fevals 5 --db " + db_, true);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("recorded at problem size 67108864, not at the spec's 1048576"), std::string::npos) << r.out;
+  Ran rows = ktune("results --json --db " + db_, true);
+  EXPECT_EQ(rows.out.find("vector_add\""), std::string::npos) << rows.out;
+  // From a database too: the recording is in it, at its own size only.
+  ASSERT_EQ(ktune("import " + kVecData + " --db " + db_).status, 0);
+  r = ktune("tune " + kVecSpec + " --set n=1048576 --simulate " + db_ + " --max-fevals 5 --db " + (dir_ / "o.db").string(),
+            true);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("at problem size 67108864, not at the spec's 1048576"), std::string::npos) << r.out;
+}
+
+// Replayed rows are recorded data, not measurements: exports leave them out
+// unless asked, and then say what they are.
+TEST_F(Cli, ExportsLeaveReplaysOutUnlessAskedAndThenMarkThem) {
+  ASSERT_EQ(ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 10 --db " + db_).status, 0);
+  const std::string header = (dir_ / "tuned.h").string();
+  Ran r = ktune("export --format header -o " + header + " --db " + db_, true);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--include-replays"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(header));
+  r = ktune("export --format header --include-replays -o " + header + " --db " + db_, true);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(header);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find("REPLAYED from recorded data"), std::string::npos);
+  const std::string json = (dir_ / "best.json").string();
+  ASSERT_EQ(ktune("export --format json --include-replays -o " + json + " --db " + db_).status, 0);
+  std::ifstream jin(json);
+  const auto j = nlohmann::json::parse(jin);
+  EXPECT_EQ(j["kernels"][0]["entries"][0]["replay"], true);
+  const std::string kt = (dir_ / "kt.json").string();
+  ASSERT_EQ(ktune("export --format kernel-tuner --include-replays -o " + kt + " --db " + db_).status, 0);
+  std::ifstream kin(kt);
+  EXPECT_EQ(nlohmann::json::parse(kin)["device_name"], "NVIDIA H100 80GB HBM3 (replay)");
+  // A measurement (here: imported from a cache) is exported as before, replays left out.
+  ASSERT_EQ(ktune("import " + kVecData + " --device 'NVIDIA A100-PCIE-40GB' --db " + db_).status, 0);
+  r = ktune("export --format json -o " + json + " --db " + db_, true);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream jin2(json);
+  const auto j2 = nlohmann::json::parse(jin2);
+  ASSERT_EQ(j2["kernels"][0]["entries"].size(), 1u);
+  EXPECT_EQ(j2["kernels"][0]["entries"][0]["device"], "NVIDIA A100-PCIE-40GB");
+}
+
+// Static plus dynamic shared memory past what sm_90 allows a block is found
+// offline, from the cubin: invalid, before any GPU could be asked.
+TEST_F(Cli, CompileFindsSharedMemoryTheArchitectureCannotGive) {
+  std::ofstream(dir_ / "s.cu") << "extern \"C\" __global__ void s(float* a) {\n"
+                                  "  __shared__ float tile[8192];\n  extern __shared__ float dyn[];\n"
+                                  "  tile[threadIdx.x] = a[threadIdx.x]; dyn[threadIdx.x] = tile[threadIdx.x];\n"
+                                  "  __syncthreads(); a[threadIdx.x] = dyn[threadIdx.x ^ 1]; }\n";
+  std::ofstream(dir_ / "s.yaml") << "kernel: {name: s, source: s.cu}\nproblem_size: [1024]\n"
+                                    "tune_params: {block_size_x: [256], dyn_kib: [16, 160, 200]}\n"
+                                    "shared_memory: dyn_kib * 1024\n"
+                                    "arguments:\n  - {name: a, type: float*, size: 1024, fill: random}\n";
+  Ran r = ktune("compile " + (dir_ / "s.yaml").string() + " --arch sm_90 --all --json", true);
+  const auto j = nlohmann::json::parse(r.out.substr(r.out.find("{\n")));
+  ASSERT_EQ(j["configurations"].size(), 3u);
+  EXPECT_EQ(j["configurations"][0]["status"], "ok");   // 32 + 16 KiB: over 48, within the opt-in 227
+  EXPECT_EQ(j["configurations"][1]["status"], "ok");   // 32 + 160 KiB
+  EXPECT_EQ(j["configurations"][2]["status"], "invalid") << j.dump(1);  // 32 + 200 KiB
+  EXPECT_NE(j["configurations"][2]["reason"].get<std::string>().find("shared memory"), std::string::npos);
 }
 
 }  // namespace

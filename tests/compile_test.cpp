@@ -387,5 +387,40 @@ TEST_F(CompileTest, MacroClashingWithACudaHeaderIsNamed) {
   EXPECT_EQ(own.log.find("passed as -D macro"), std::string::npos) << own.log;
 }
 
+// Kernels written for nvcc include the C and C++ standard headers and CCCL;
+// NVRTC has no host compiler, so ktune supplies the standard ones and finds
+// CCCL in the toolkit (include/cccl in CUDA 13).
+TEST_F(CompileTest, StandardHeadersAndCcclCompileUnderNvrtc) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"math.h", "a[0] = sqrtf(M_PI) + sin(a[1]) + fmaf(a[2], 2.f, 1.f);"},
+      {"cmath", "a[0] = std::sqrt(a[1]) + std::fabs(a[2]) + (float)M_PI;"},
+      {"stdint.h", "int32_t i = threadIdx.x; uint64_t u = i; a[i] = (float)u;"},
+      {"cstdint", "std::int32_t i = threadIdx.x; uint8_t b = 1; a[i] = b;"},
+      {"limits.h", "a[0] = (float)INT_MAX;"},
+      {"float.h", "a[0] = FLT_EPSILON + FLT_MAX;"},
+      {"cfloat", "a[0] = (float)DBL_EPSILON;"},
+      {"stddef.h", "size_t n = 4; ptrdiff_t d = 1; a[n + d] = 0;"},
+      {"cstddef", "std::size_t n = 4; a[n] = 0;"},
+      {"assert.h", "assert(threadIdx.x < 1024); a[0] = 0;"},
+      {"stdio.h", "printf(\"%f\\n\", a[0]);"},
+      {"stdlib.h", "float* p = (float*)malloc(4); free(p);"},
+      {"cuda_fp16.h", "__half h = __float2half(a[0]); a[0] = __half2float(h);"},
+      {"cuda/std/cstdint", "cuda::std::int64_t x = 1; a[0] = x;"},
+      {"cub/block/block_reduce.cuh",
+       "typedef cub::BlockReduce<float, 32> R; __shared__ typename R::TempStorage t; a[0] = R(t).Sum(a[threadIdx.x]);"},
+  };
+  TempDir src;
+  for (const auto& [header, body] : cases) {
+    const auto path = src.path() / "k.cu";
+    write(path, std::string("#include <") + header + ">\nextern \"C\" __global__ void k(float* a) { " + body + " }\n");
+    CompileRequest r;
+    r.source_path = path;
+    r.kernel_name = "k";
+    r.arch = Arch(90);
+    const CompileResult res = compiler().compile(r);
+    EXPECT_TRUE(res.ok) << header << ":\n" << res.log;
+  }
+}
+
 }  // namespace
 }  // namespace ktune

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <zlib.h>
+
 #include "db/device_names.h"
 #include "db/interchange.h"
 #include "db/kerneltuner.h"
@@ -355,4 +357,69 @@ TEST(DeviceNames, KnownGpusHaveTheirComputeCapability) {
   EXPECT_EQ(known_compute_capability("NVIDIA B200"), 100);
   EXPECT_EQ(known_compute_capability("AMD Instinct MI250X"), 0);
   EXPECT_EQ(known_compute_capability("my-gpu"), 0);
+}
+
+namespace {
+
+void gzip_to(const std::string& path, const std::string& text, size_t keep = std::string::npos) {
+  const std::string full = path + ".full";
+  gzFile f = gzopen(full.c_str(), "wb");
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
+  std::ifstream in(full, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, std::min(keep, bytes.size()));
+}
+
+std::string text_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+}  // namespace
+
+// Caches are published gzipped (A100.json.gz): read as they are, under any
+// name, and a copy cut short reads as the interrupted run it then is.
+TEST(KernelTuner, ReadsGzippedCachesWholeAndCutShort) {
+  TempDir dir;
+  const std::string plain = text_of(data("kt/rtx3090_vector_add.json"));
+  gzip_to(dir.file("cache.json.gz"), plain);
+  const ResultSet whole = read_results_file(dir.file("cache.json.gz"));
+  EXPECT_EQ(whole.evaluations.size(), read_results_file(data("kt/rtx3090_vector_add.json")).evaluations.size());
+  EXPECT_FALSE(whole.truncated);
+  gzip_to(dir.file("renamed.json"), plain);  // the magic bytes decide, not the name
+  EXPECT_EQ(read_results_file(dir.file("renamed.json")).evaluations.size(), whole.evaluations.size());
+
+  // A streamed (unterminated) cache, gzipped and then cut inside the stream.
+  std::string streamed = plain.substr(0, plain.rfind("}\n}"));
+  std::string big = streamed;
+  big.resize(big.find("\"cache\""));
+  big += "\"cache\": {";
+  for (int i = 0; i < 2000; ++i)
+    big += std::string(i ? "," : "") + "\n\"" + std::to_string(32 + i) + ",1,alg_1,True,1.5\": {\"block_size_x\": " +
+           std::to_string(32 + i) + ", \"time\": " + std::to_string(1.0 + i * 0.001) + ", \"times\": [1.0]}";
+  gzip_to(dir.file("cut.json.gz"), big, 6000);
+  Store store(dir.file("k.db"));
+  try {
+    const ImportSummary s = import_file(store, dir.file("cut.json.gz"));
+    EXPECT_TRUE(s.truncated);
+    EXPECT_GT(s.inserted, 0u);
+    EXPECT_LT(s.inserted, 2000u);
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.what();
+  }
+  std::ofstream(dir.file("bad.json.gz"), std::ios::binary) << std::string("\x1f\x8b\x08\x00garbage-not-deflate", 24);
+  EXPECT_THROW(read_results_file(dir.file("bad.json.gz")), Error);
+}
+
+// A record without a timestamp was measured at a time nobody knows: it is
+// stored without one, not with the import's date.
+TEST(Import, ARecordWithoutATimestampKeepsNone) {
+  TempDir dir;
+  std::ofstream(dir.file("c.json")) << kt_header("\"problem_size\": 1024,", "");
+  Store store(dir.file("k.db"));
+  import_file(store, dir.file("c.json"));
+  const auto rows = store.results({});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].eval.timestamp, "");
 }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "search/error.h"
+#include "tuner/nvrtc_std_headers.h"
 #include "tuner/cubin_sha256.h"
 
 #ifndef KTUNE_CUDA_INCLUDE_DIR
@@ -215,6 +216,10 @@ std::string compile_cache_key(const CompileRequest& request, const std::string& 
   h.update_field(std::to_string(opts.size()));
   for (const std::string& o : opts) h.update_field(o);
   h.update_field(source);
+  for (const auto& [include, text] : nvrtc_std_headers()) {
+    h.update_field(std::string(include));
+    h.update_field(std::string(text));
+  }
   std::set<fs::path> seen;
   hash_headers(h, source, source_dir(request), search_dirs(request), seen);
   return Sha256::hex(h.digest());
@@ -284,7 +289,18 @@ CompileResult Compiler::compile_with_nvrtc(const CompileRequest& request, const 
   *cacheable = true;
   std::string name = request.source_path.empty() ? "kernel.cu" : request.source_path.filename().string();
   Program prog;
-  nvrtcResult rc = nvrtcCreateProgram(&prog.get(), source.c_str(), name.c_str(), 0, nullptr, nullptr);
+  std::vector<std::string> header_text, header_name;
+  for (const auto& [include, text] : nvrtc_std_headers()) {
+    header_name.emplace_back(include);
+    header_text.emplace_back(text);
+  }
+  std::vector<const char*> headers, includes;
+  for (size_t i = 0; i < header_text.size(); ++i) {
+    headers.push_back(header_text[i].c_str());
+    includes.push_back(header_name[i].c_str());
+  }
+  nvrtcResult rc = nvrtcCreateProgram(&prog.get(), source.c_str(), name.c_str(), static_cast<int>(headers.size()),
+                                      headers.data(), includes.data());
   std::string expr = request.name_expression();
   if (rc == NVRTC_SUCCESS) rc = nvrtcAddNameExpression(prog.get(), expr.c_str());
   if (rc != NVRTC_SUCCESS) {
