@@ -404,7 +404,7 @@ TEST_F(Cli, CompileFindsSharedMemoryTheArchitectureCannotGive) {
   Ran r = ktune("compile " + (dir_ / "s.yaml").string() + " --arch sm_90 --all --json", true);
   const auto j = nlohmann::json::parse(r.out.substr(r.out.find("{\n")));
   ASSERT_EQ(j["configurations"].size(), 3u);
-  EXPECT_EQ(j["configurations"][0]["status"], "ok");   // 32 + 16 KiB: over 48, within the opt-in 227
+  EXPECT_EQ(j["configurations"][0]["status"], "ok");   // 32 + 16 KiB: the 48 KiB default
   EXPECT_EQ(j["configurations"][1]["status"], "ok");   // 32 + 160 KiB
   EXPECT_EQ(j["configurations"][2]["status"], "invalid") << j.dump(1);  // 32 + 200 KiB
   EXPECT_NE(j["configurations"][2]["reason"].get<std::string>().find("shared memory"), std::string::npos);

@@ -1,6 +1,7 @@
-// Static plus dynamic shared memory past the 48 KiB default launches (the
-// function's limit raised as far as the device allows), and past what the
-// device allows a block is `invalid`, never a `runtime_error`.
+// Static plus dynamic shared memory past the 48 KiB default (32 + 20 and
+// 32 + 160 KiB) launches, the function's limit raised as far as the device
+// allows; past what the device allows a block (32 + 200 KiB) it is `invalid`,
+// never a `runtime_error`.
 #include <gtest/gtest.h>
 
 #include <filesystem>
