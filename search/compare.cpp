@@ -33,7 +33,9 @@ double for_each_best_rank(uint64_t n, size_t m, uint64_t k, F&& f) {
 // The table in minimised units, and what fractions of the optimum mean on it.
 struct Landscape {
   std::vector<double> sorted;  // successful objectives, minimised, ascending
-  uint64_t n = 0, failed = 0;
+  uint64_t n = 0, failed = 0;  // n: the configurations the metrics range over
+  uint64_t space_valid = 0;     // the space's valid configurations
+  bool partial = false;         // the table records fewer than space_valid: n is the recorded ones
   double mean_cost = 0;
   bool ratio = true;           // fraction = optimum/best (all objectives positive)
   bool higher_is_better = false;
@@ -50,16 +52,22 @@ struct Landscape {
 Landscape analyse(const SearchSpace& space, const ExhaustiveTable& table, bool hib) {
   Landscape l;
   l.higher_is_better = hib;
-  l.n = space.count_valid();
+  l.space_valid = space.count_valid();
+  uint64_t recorded = 0;
   double cost = 0;
   for (const auto& [c, e] : table) {
+    if (!space.is_valid(c)) continue;
+    ++recorded;
     cost += e.cost_s;
     if (e.objective && std::isfinite(*e.objective)) l.sorted.push_back(hib ? -*e.objective : *e.objective);
   }
   if (l.sorted.empty()) throw Error::failed("compare: no configuration of the table succeeded");
-  l.n = std::max<uint64_t>(l.n, l.sorted.size());
+  // A recording of part of the space (an interrupted run) stands for that
+  // part: what it never measured is not known to have failed.
+  l.partial = recorded < l.space_valid;
+  l.n = l.partial ? recorded : l.space_valid;
   l.failed = l.n - l.sorted.size();
-  l.mean_cost = table.empty() ? 0 : cost / static_cast<double>(table.size());
+  l.mean_cost = recorded == 0 ? 0 : cost / static_cast<double>(recorded);
   std::sort(l.sorted.begin(), l.sorted.end());
   for (double v : l.sorted) l.ratio = l.ratio && (hib ? -v : v) > 0;
   return l;
@@ -97,6 +105,10 @@ RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const La
   };
   CostOptions copts;
   copts.batch_size = o.batch_size;
+  if (l.partial) {
+    copts.recorded = [&table](const Config& c) { return table.count(c) > 0; };
+    copts.recorded_count = l.n;
+  }
   CostLayer layer(space, Budget{k_max, 0}, evaluate, o.higher_is_better, copts);
   RunResult r = layer.run(*strategy);
   RunCurve curve;
@@ -249,7 +261,8 @@ CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, co
   const std::vector<double> random = random_expected_best(l.sorted, l.n, k_max);
   CompareResult result;
   result.optimum = o.higher_is_better ? -l.opt() : l.opt();
-  result.valid = l.n, result.failed = l.failed, result.max_fevals = k_max;
+  result.valid = l.space_valid, result.recorded = l.n, result.partial = l.partial;
+  result.failed = l.failed, result.max_fevals = k_max;
   result.higher_is_better = o.higher_is_better;
   for (uint64_t b : o.budgets)
     if (b > 0 && b <= k_max) result.random_exact.push_back(random_at(l, b));

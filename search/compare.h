@@ -45,8 +45,10 @@ struct TableEntry {
   double cost_s = 0;                // recorded time to evaluate it
   double compile_s = 0;             // the part of cost_s that compiled it (what a features request costs)
 };
-// Every valid configuration of the space. A configuration missing from the
-// table replays as failed with the mean recorded cost.
+// The recorded configurations of the space. Where it holds fewer than the
+// space's valid configurations (an interrupted recording), the comparison is
+// of the recorded part: strategies keep to it (CostOptions::recorded), and the
+// optimum, the fractions and random search are computed over it.
 using ExhaustiveTable = std::map<Config, TableEntry>;
 
 struct StrategyRun {
@@ -111,8 +113,10 @@ struct RandomToFraction {
 
 struct CompareResult {
   double optimum = 0;   // user units
-  uint64_t valid = 0;   // configurations in the space
-  uint64_t failed = 0;  // of which failed
+  uint64_t valid = 0;     // configurations in the space
+  uint64_t recorded = 0;  // of which the table holds (all of them unless partial)
+  bool partial = false;   // a partial recording: optimum, fractions and random search are the recorded part's
+  uint64_t failed = 0;    // of the recorded, failed
   uint64_t max_fevals = 0;
   bool higher_is_better = false;
   std::vector<RandomAtBudget> random_exact;  // at each of CompareOptions::budgets up to max_fevals

@@ -68,7 +68,7 @@ void CostLayer::seed(const Config& config, const EvalOutcome& outcome) {
   // A result for a configuration this space does not allow is not knowledge
   // about this space (e.g. restrictions changed since it was measured).
   if (config.size() != space_->parameters().size() || !space_->is_valid(config)) return;
-  seeds_.emplace_back(config, outcome);
+  known_.emplace(config, outcome);
 }
 
 std::optional<double> CostLayer::internal(std::optional<double> user) const {
@@ -89,7 +89,7 @@ void CostLayer::record(RunResult& r, const Config& c, const EvalOutcome& o, bool
                        const Progress& progress) {
   std::optional<double> score = o.score && std::isfinite(*o.score) ? o.score : std::nullopt;
   cache_[c] = Cached{score};
-  if (!seeded || options_.count_seeded) ++r.fevals;
+  ++r.fevals;
   if (!seeded) r.elapsed_s += std::max(o.cost_s, 0.0);
   if (score && (!r.best_score || *internal(score) < *internal(r.best_score))) {
     r.best_score = score;
@@ -116,15 +116,9 @@ void CostLayer::evaluate_new(RunResult& r, std::vector<Config>& fresh, double st
 RunResult CostLayer::run(Strategy& strategy, const Progress& progress) {
   RunResult r;
   cache_.clear();
+  unrecorded_.clear();
   const double start = options_.clock ? options_.clock() : 0.0;
-  std::vector<Observation> known;
-  for (const auto& [c, o] : seeds_) {
-    if (cache_.count(c)) continue;
-    record(r, c, o, true, start, progress);
-    known.push_back({c, internal(o.score)});
-  }
-  if (!known.empty()) strategy.observe(known);
-  const uint64_t valid = space_->count_valid();
+  const uint64_t valid = options_.recorded ? options_.recorded_count : space_->count_valid();
   uint64_t stale = 0;
   for (;;) {
     if (cache_.size() >= valid) {
@@ -149,19 +143,36 @@ RunResult CostLayer::run(Strategy& strategy, const Progress& progress) {
     }
     std::vector<Config> fresh;
     std::unordered_set<Config, ConfigHash> in_batch;
+    std::vector<Config> unrecorded;
+    const uint64_t before = r.fevals;
     for (const Config& c : batch) {
       if (c.size() != space_->parameters().size() || !space_->is_valid(c))
         throw Error::failed("internal: the strategy proposed an invalid configuration " +
                             (c.size() == space_->parameters().size() ? space_->key(c) : std::string("(wrong size)")));
-      if (cache_.count(c)) ++r.cache_hits;
-      else if (in_batch.insert(c).second) fresh.push_back(c);
+      if (cache_.count(c) || unrecorded_.count(c)) {
+        ++r.cache_hits;
+      } else if (auto k = known_.find(c); k != known_.end()) {
+        if (budget_left(r, start)) record(r, c, {k->second.score, 0.0}, true, start, progress);
+      } else if (options_.recorded && !options_.recorded(c)) {
+        unrecorded.push_back(c);
+      } else if (in_batch.insert(c).second) {
+        fresh.push_back(c);
+      }
     }
+    size_t new_unrecorded = 0;  // news to the strategy too, though not evaluations
+    for (const Config& c : unrecorded)
+      if (unrecorded_.insert(c).second) ++r.not_recorded, ++new_unrecorded;
     if (budget_.max_fevals && fresh.size() > budget_.max_fevals - r.fevals)
       fresh.resize(budget_.max_fevals - r.fevals);
-    stale = fresh.empty() ? stale + 1 : 0;
+    if (!budget_left(r, start)) fresh.clear();
+    stale = fresh.empty() && new_unrecorded == 0 && r.fevals == before ? stale + 1 : 0;
     evaluate_new(r, fresh, start, progress);
     std::vector<Observation> obs;
     for (const Config& c : batch) {
+      if (unrecorded_.count(c)) {
+        obs.push_back({c, std::nullopt});
+        continue;
+      }
       auto it = cache_.find(c);
       if (it == cache_.end()) break;  // truncated by the budget: the run ends
       obs.push_back({c, internal(it->second.score)});

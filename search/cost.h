@@ -15,13 +15,20 @@
 //     wall clock it is also checked after each proposal, which can take time
 //     (model_rank compiles features): a batch proposed past the limit is not
 //     measured.
-//   * configurations pre-loaded with seed() (known results, e.g. on resume)
-//     are answered from the cache at no time cost and are observed by the
-//     strategy before its first proposal; they count toward max_fevals unless
-//     CostOptions::count_seeded is false (the caller decides).
+//   * configurations pre-loaded with seed() (known results: a resumed run, or
+//     another strategy's run on the same database) are answered when the
+//     strategy proposes one, at no time cost, and then count as an evaluation
+//     (trace entry `seeded`), as Kernel Tuner counts a cache hit toward
+//     max_fevals: a run's budget is the configurations its strategy visits,
+//     so a second strategy on the same database gets its whole budget, and a
+//     resumed deterministic run retraces its path for free.
 //   * the run also stops when the strategy proposes nothing, when every valid
 //     configuration has been measured, or after max_stale_proposals proposals
 //     in a row with nothing new (a strategy looping on the cache).
+//   * with CostOptions::recorded set (a replay of a partial recording), a
+//     configuration outside it is answered as failed at no cost, is not an
+//     evaluation and is not in the trace (RunResult::not_recorded counts
+//     them); the space is exhausted when every recorded one is measured.
 // Scores are negated for higher-is-better objectives so strategies always
 // minimise; the trace reports the user's objective. A strategy proposing an
 // invalid configuration is a bug: Error::failed. Deterministic when evaluate
@@ -35,6 +42,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "search/space.h"
@@ -55,8 +63,11 @@ struct EvalOutcome {
 struct CostOptions {
   size_t batch_size = 1;                 // configurations asked from the strategy per proposal
   uint64_t max_stale_proposals = 1000;   // proposals in a row with nothing new before giving up
-  bool count_seeded = true;              // seeded results count toward max_fevals
   std::function<double()> clock;         // seconds; when set, the time budget is wall time on it
+  // The configurations a replay can answer, where that is not all of the
+  // space (an interrupted recording), and how many valid ones it holds.
+  std::function<bool(const Config&)> recorded;
+  uint64_t recorded_count = 0;
 };
 
 enum class StopReason { MaxFevals, TimeLimit, StrategyDone, SpaceExhausted, NoProgress };
@@ -68,7 +79,7 @@ struct TraceEntry {
   uint64_t fevals = 0;              // evaluations counted so far, this one included
   double elapsed_s = 0;             // cumulative cost (time budget units)
   std::optional<double> best;       // best objective so far (user units)
-  bool seeded = false;              // pre-loaded, not measured in this run
+  bool seeded = false;              // answered from seed(): reused, not measured in this run
 };
 
 struct RunResult {
@@ -79,6 +90,7 @@ struct RunResult {
   std::optional<Config> best_config;
   std::optional<double> best_score;  // user units
   uint64_t proposals = 0, cache_hits = 0;
+  uint64_t not_recorded = 0;  // proposed, outside CostOptions::recorded: answered as failed, not counted
 };
 
 class CostLayer {
@@ -127,7 +139,8 @@ class CostLayer {
   bool higher_is_better_;
   CostOptions options_;
   std::unordered_map<Config, Cached, ConfigHash> cache_;
-  std::vector<std::pair<Config, EvalOutcome>> seeds_;
+  std::unordered_set<Config, ConfigHash> unrecorded_;
+  std::unordered_map<Config, EvalOutcome, ConfigHash> known_;  // seed()
 };
 
 // What compile features cost in a replay, so that its recorded-time axis is

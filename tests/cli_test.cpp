@@ -143,15 +143,39 @@ TEST_F(Cli, TimeLimitEndsARunInsideABatch) {
   EXPECT_LT(elapsed - last_s, 10.0) << elapsed << " " << last_s;
 }
 
+// An interrupted run (here: stopped by its time limit) run again continues:
+// the strategy retraces its path through the stored results, which are
+// reused and count toward --max-fevals, as a Kernel Tuner cache's hits do.
 TEST_F(Cli, ResumeReusesMeasuredConfigurationsAndNeverStoresTwice) {
-  ASSERT_EQ(ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 30 --db " + db_).status, 0);
+  Ran first = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 50 --time-limit 20s --json --db " + db_);
+  ASSERT_EQ(first.status, 0) << first.out;
+  const int done = nlohmann::json::parse(first.out)["evaluations"].get<int>();
+  ASSERT_GT(done, 5);
+  ASSERT_LT(done, 50);
   Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 50 --json --db " + db_);
   ASSERT_EQ(r.status, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["resumed"].get<int>(), 30);
-  EXPECT_EQ(j["evaluations"].get<int>(), 20);
+  EXPECT_EQ(j["resumed"].get<int>(), done);
+  EXPECT_EQ(j["evaluations"].get<int>(), 50 - done);
   EXPECT_TRUE(j["replay"].get<bool>());
   EXPECT_EQ(nlohmann::json::parse(ktune("results --json --db " + db_).out).size(), 50u);
+}
+
+// Another strategy on the same database is not starved by the first one's
+// results: it spends its whole budget, reusing what it proposes that is stored.
+TEST_F(Cli, ASecondStrategyOnTheSameDatabaseGetsItsWholeBudget) {
+  ASSERT_EQ(ktune("tune " + kVecSpec + " --simulate " + kVecData + " --strategy brute_force --max-fevals 60 --db " + db_)
+                .status,
+            0);
+  Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --strategy random_sample --max-fevals 40 --json --db " +
+                db_, true);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("60 results of this kernel, device and problem size are in the database"), std::string::npos)
+      << r.out;
+  auto j = nlohmann::json::parse(r.out.substr(r.out.find("{\n")));
+  EXPECT_EQ(j["resumed"].get<int>() + j["evaluations"].get<int>(), 40);
+  EXPECT_GT(j["evaluations"].get<int>(), 0);
+  EXPECT_EQ(j["reusable"].get<int>(), 60);
 }
 
 TEST_F(Cli, ReplayFindsTheRecordedOptimumExhaustively) {
@@ -408,6 +432,42 @@ TEST_F(Cli, CompileFindsSharedMemoryTheArchitectureCannotGive) {
   EXPECT_EQ(j["configurations"][1]["status"], "ok");   // 32 + 160 KiB
   EXPECT_EQ(j["configurations"][2]["status"], "invalid") << j.dump(1);  // 32 + 200 KiB
   EXPECT_NE(j["configurations"][2]["reason"].get<std::string>().find("shared memory"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// An interrupted recording (the first 60 records of an exhaustive one): a
+// replay keeps to what it holds, and the comparison is of the recorded part.
+TEST_F(Cli, APartialRecordingIsReplayedAsTheRecordedPart) {
+  std::ifstream in(kVecData);
+  nlohmann::json cache = nlohmann::json::parse(in);
+  nlohmann::json part = nlohmann::json::object();
+  for (auto it = cache["cache"].begin(); it != cache["cache"].end() && part.size() < 60; ++it) part[it.key()] = it.value();
+  cache["cache"] = part;
+  const std::string partial = (dir_ / "partial.json").string();
+  std::ofstream(partial) << cache.dump();
+  Ran r = ktune("tune " + kVecSpec + " --simulate " + partial + " --strategy random_sample --max-fevals 30 --json --db " +
+                db_, true);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("a PARTIAL recording (60 of 246"), std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(r.out.substr(r.out.find("{\n")));
+  EXPECT_EQ(j["evaluations"].get<int>(), 30);
+  EXPECT_EQ(j["partial_recording"]["recorded"].get<int>(), 60);
+  EXPECT_EQ(j["partial_recording"]["valid"].get<int>(), 246);
+  EXPECT_EQ(j["status_counts"].value("ok", 0) + j["status_counts"].value("compile_error", 0) +
+                j["status_counts"].value("runtime_error", 0) + j["status_counts"].value("invalid", 0),
+            30);
+  Ran c = ktune("strategies compare " + kVecSpec + " --simulate " + partial +
+                " --strategies random_sample,model_rank --runs 3 --max-fevals 60 --json", false);
+  ASSERT_EQ(c.status, 0) << c.out;
+  auto cj = nlohmann::json::parse(c.out);
+  EXPECT_TRUE(cj["partial"].get<bool>());
+  EXPECT_EQ(cj["recorded"].get<int>(), 60);
+  EXPECT_EQ(cj["valid"].get<int>(), 246);
+  Ran text = ktune("strategies compare " + kVecSpec + " --simulate " + partial + " --strategies mls --runs 2 --max-fevals 60");
+  EXPECT_NE(text.out.find("a PARTIAL recording"), std::string::npos) << text.out;
 }
 
 }  // namespace

@@ -79,24 +79,65 @@ TEST(CostLayer, TruncatesABatchToTheEvaluationsLeft) {
   ASSERT_EQ(s.heard.size(), 6u);  // 3 + the cached one + the two measured; the truncated are not observed
 }
 
-TEST(CostLayer, SeededResultsAreFreeObservedFirstAndCountByDefault) {
+// Known results (a resume, another strategy's run on the database) are
+// answered when proposed, free of time, and count as evaluations, as Kernel
+// Tuner counts a cache hit: a run's budget is what its strategy visits.
+TEST(CostLayer, SeededResultsAreReusedWhenProposedAndCount) {
   const SearchSpace space = small_space();
-  for (bool count : {true, false}) {
-    Counting eval;
-    CostOptions o;
-    o.count_seeded = count;
-    CostLayer layer(space, Budget{3, 0}, eval.fn(), false, o);
-    layer.seed({2, 2}, {5.0, 100.0});
-    layer.seed({9, 9}, {1.0, 1.0});  // not in this space: ignored
-    Scripted s({{{2, 2}, {0, 0}}, {{0, 1}, {0, 2}, {1, 0}}});
-    RunResult r = layer.run(s);
-    EXPECT_EQ(s.heard.front().config, (Config{2, 2}));
-    EXPECT_EQ(r.trace.front().seeded, true);
-    EXPECT_EQ(r.fevals, 3u);
-    EXPECT_EQ(eval.seen.size(), count ? 2u : 3u);
-    EXPECT_DOUBLE_EQ(*r.best_score, 5.0);
-    EXPECT_DOUBLE_EQ(r.elapsed_s, count ? 2.0 : 3.0);  // the seed's cost is not spent again
-  }
+  Counting eval;
+  CostLayer layer(space, Budget{3, 0}, eval.fn(), false);
+  layer.seed({2, 2}, {5.0, 100.0});
+  layer.seed({1, 2}, {4.0, 100.0});  // never proposed: neither counted nor heard
+  layer.seed({9, 9}, {1.0, 1.0});    // not in this space: ignored
+  Scripted s({{{0, 0}, {2, 2}}, {{0, 1}, {1, 0}}});
+  RunResult r = layer.run(s);
+  ASSERT_EQ(s.heard.size(), 3u);  // (0,0), the reused (2,2), (0,1): (1,0) is past the budget
+  EXPECT_EQ(s.heard[1].config, (Config{2, 2}));
+  EXPECT_DOUBLE_EQ(*s.heard[1].score, 5.0);
+  ASSERT_EQ(r.trace.size(), 3u);  // the reused one is known first, before its batch is measured
+  EXPECT_TRUE(r.trace[0].seeded);
+  EXPECT_EQ(r.trace[0].config, (Config{2, 2}));
+  EXPECT_FALSE(r.trace[1].seeded);
+  EXPECT_EQ(r.fevals, 3u);
+  EXPECT_EQ(eval.seen.size(), 2u);
+  EXPECT_DOUBLE_EQ(*r.best_score, 5.0);
+  EXPECT_DOUBLE_EQ(r.elapsed_s, 2.0);  // the reused result's cost is not spent again
+  EXPECT_EQ(r.stop, StopReason::MaxFevals);
+}
+
+// A second strategy on a database another run filled gets its whole budget.
+TEST(CostLayer, ASecondRunOnKnownResultsStillSpendsItsBudget) {
+  const SearchSpace space = small_space();
+  Counting eval;
+  CostLayer layer(space, Budget{4, 0}, eval.fn(), false);
+  for (uint32_t x = 0; x < 2; ++x)
+    for (uint32_t y = 0; y < 3; ++y) layer.seed({x, y}, {1.0 + x + y, 1.0});
+  Scripted s({{{2, 0}, {2, 1}}, {{0, 0}, {2, 2}}});
+  RunResult r = layer.run(s);
+  EXPECT_EQ(r.fevals, 4u);
+  EXPECT_EQ(eval.seen.size(), 3u);  // (2,0), (2,1), (2,2); (0,0) reused
+}
+
+// A partial recording: what it does not hold is answered as failed, free and
+// uncounted; the space is exhausted when the recorded part is.
+TEST(CostLayer, OutsideARecordingNothingIsCountedOrSpent) {
+  const SearchSpace space = small_space();
+  Counting eval;
+  CostOptions o;
+  o.recorded = [](const Config& c) { return c[0] <= 1; };
+  o.recorded_count = 6;
+  CostLayer layer(space, Budget{}, eval.fn(), false, o);
+  Scripted s({{{0, 0}, {2, 0}, {0, 1}}, {{2, 0}, {3, 1}}, {{0, 2}, {1, 0}, {1, 1}, {1, 2}}, {{2, 2}}});
+  RunResult r = layer.run(s);
+  EXPECT_EQ(r.fevals, 6u);
+  EXPECT_EQ(eval.seen.size(), 6u);
+  EXPECT_EQ(r.not_recorded, 2u);  // (2,0) once, (3,1)
+  EXPECT_EQ(r.trace.size(), 6u);
+  EXPECT_DOUBLE_EQ(r.elapsed_s, 6.0);
+  EXPECT_EQ(r.stop, StopReason::SpaceExhausted);  // before the last proposal
+  ASSERT_GE(s.heard.size(), 2u);
+  EXPECT_EQ(s.heard[1].config, (Config{2, 0}));
+  EXPECT_FALSE(s.heard[1].score);
 }
 
 TEST(CostLayer, HigherIsBetterIsNegatedForTheStrategyOnly) {

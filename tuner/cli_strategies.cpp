@@ -121,9 +121,13 @@ int run_compare(const CompareCliOptions& o) {
   }
   std::cout << "REPLAY of recorded measurements: " << spec.kernel.name << " on " << replay.device().name << " ("
             << o.simulate << ")\n"
-            << "space: " << r.valid << " valid configurations (" << table.size() << " recorded, " << r.failed
-            << " failed); optimum " << fixed(r.optimum, 5) << " " << (spec.objective == "time" ? "ms" : spec.objective)
-            << "; " << o.runs << " runs per strategy, budget " << r.max_fevals << "\n";
+            << "space: " << r.valid << " valid configurations (" << r.recorded << " recorded, " << r.failed
+            << " of them failed); optimum " << (r.partial ? "of the recorded part " : "") << fixed(r.optimum, 5) << " "
+            << (spec.objective == "time" ? "ms" : spec.objective) << "; " << o.runs << " runs per strategy, budget "
+            << r.max_fevals << "\n";
+  if (r.partial)
+    std::cout << "a PARTIAL recording: strategies keep to the " << r.recorded << " recorded configurations; the optimum, "
+              << "the fractions and random search are those of the recorded part, not of the space\n";
   if (prior) std::cout << "prior given to the strategies: " << prior->describe() << "\n";
   std::cout << "\n";
   Table t({"strategy", "evals to 90%", "to 95%", "to 98%", "at 50 evals", "at 100 evals", "P-score", "recorded s/run"});

@@ -161,19 +161,32 @@ int run_tune(const TuneOptions& o) {
     });
     if (g_interrupted) throw Error::failed("interrupted");
   };
+  // A partial recording (an interrupted cache): the strategy keeps to what it holds.
+  if (const auto* rec = dynamic_cast<const ReplayEvaluator*>(evaluator.get()); rec && rec->partial()) {
+    co.recorded = [rec, &space](const Config& c) { return rec->records().count(space.key(c)) > 0; };
+    co.recorded_count = rec->recorded_valid();
+    report.set_partial(rec->recorded_valid(), space.count_valid());
+  }
   CostLayer layer(space, budget, CostLayer::EvaluateEach(evaluate), spec.higher_is_better, co);
+  // This series' results in the database: reused when the strategy proposes
+  // them, each counted toward --max-fevals as Kernel Tuner counts a cache hit.
+  std::map<std::string, db::Evaluation> reusable;
   if (!o.force)
     for (auto& [key, e] : store.measured(ids, run.replay))
       if (auto c = space.config_of(e.config)) {
         layer.seed(*c, {objective_of(spec, e), 0.0});
-        report.add_resumed(e);
+        reusable[space.key(*c)] = std::move(e);
       }
+  report.set_reusable(reusable.size());
 
   auto previous = std::signal(SIGINT, on_sigint);
   RunResult result;
   try {
     report.start(budget.max_fevals ? std::min<uint64_t>(budget.max_fevals, space.count_valid()) : space.count_valid());
-    result = layer.run(*strat, [&](const TraceEntry& t) { report.progress(t); });
+    result = layer.run(*strat, [&](const TraceEntry& t) {
+      if (t.seeded) report.add_resumed(reusable.at(space.key(t.config)));
+      report.progress(t);
+    });
   } catch (const Error& e) {
     std::signal(SIGINT, previous);
     store.end_run(run_id);

@@ -149,6 +149,8 @@ void ReplayEvaluator::adopt(const std::vector<std::string>& names, std::vector<d
     e.config = space.values(*c);
     records_[space.key(*c)] = std::move(e);  // later records win, as a resumed run's would
   }
+  for (const auto& [key, e] : records_)
+    if (auto c = space.config_of(e.config); c && space.is_valid(*c)) ++recorded_valid_;
 }
 
 void ReplayEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {

@@ -37,6 +37,10 @@ class ReplayEvaluator : public ConfigEvaluator {
   std::string source() const override { return path_; }
 
   size_t recorded() const { return records_.size(); }
+  // Recorded configurations the spec's space counts as valid, and whether
+  // that is fewer than the space has (an interrupted recording).
+  uint64_t recorded_valid() const { return recorded_valid_; }
+  bool partial() const { return recorded_valid_ < spec_->space().count_valid(); }
   // Every recorded configuration as (key -> evaluation), in the spec's parameter order.
   const std::map<std::string, db::Evaluation>& records() const { return records_; }
   // Recorded cost of one evaluation, seconds.
@@ -58,6 +62,7 @@ class ReplayEvaluator : public ConfigEvaluator {
   std::string path_;
   db::DeviceInfo device_;
   std::map<std::string, db::Evaluation> records_;
+  uint64_t recorded_valid_ = 0;
   CompileLedger ledger_;  // feature compiles charged to the recorded time
 };
 

@@ -38,7 +38,12 @@ void TuneReport::start(uint64_t total) {
   else
     out << "ktune: tuning " << spec_->kernel.name << " on " << source_ << "\n";
   if (prior_) out << "ktune: prior: " << prior_->describe() << " (the first configurations come from its best tenth; --no-prior: without)\n";
-  if (resumed_) out << "ktune: " << resumed_ << " configurations reused from the database (use --force to re-measure)\n";
+  if (reusable_)
+    out << "ktune: " << reusable_ << " results of this kernel, device and problem size are in the database: one the "
+        << "strategy proposes is reused, and counts toward --max-fevals (--force re-measures)\n";
+  if (partial_)
+    out << "ktune: a PARTIAL recording (" << partial_->first << " of " << partial_->second
+        << " valid configurations): the strategy keeps to the recorded ones; the best is the recorded part's\n";
   bar_ = std::make_unique<Progress>(replay_ ? "replay" : "tune", total, interactive_);
 }
 
@@ -85,9 +90,11 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   if (json) {
     cli::Json j = {{"run_id", run_id}, {"kernel", spec_->kernel.name}, {"device", device_.name},
                    {"replay", replay_}, {"source", source_}, {"stop", stop_reason_name(result.stop)},
-                   {"evaluations", measured_}, {"resumed", resumed_}, {"missing_from_data", missing_},
+                   {"evaluations", measured_}, {"resumed", resumed_}, {"reusable", reusable_},
+                   {"missing_from_data", missing_ + result.not_recorded},
                    {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_},
                    {"prior", cli::Json()}};
+    if (partial_) j["partial_recording"] = {{"recorded", partial_->first}, {"valid", partial_->second}};
     if (prior_)
       j["prior"] = {{"device", prior_->device},          {"problem_size", prior_->problem_size},
                     {"source", prior_->source},          {"results", prior_->observations.size()},
@@ -109,9 +116,10 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   }
   std::cout << (replay_ ? "REPLAY of recorded measurements (" + device_.name + ", " + source_ + ")\n"
                         : "tuned on " + source_ + "\n");
-  std::cout << "stopped: " << stop_reason_name(result.stop) << "; " << measured_ << " evaluated";
-  if (resumed_) std::cout << ", " << resumed_ << " reused";
-  if (missing_) std::cout << ", " << missing_ << " not in the recorded data";
+  std::cout << "stopped: " << stop_reason_name(result.stop) << "; " << measured_ << (replay_ ? " replayed" : " measured");
+  if (resumed_) std::cout << ", " << resumed_ << " reused from the database";
+  if (missing_ + result.not_recorded) std::cout << ", " << missing_ + result.not_recorded << " not in the recorded data";
+  if (partial_) std::cout << " (a partial recording: the best is the recorded part's)";
   std::cout << "; " << (replay_ ? "recorded tuning time " : "elapsed ") << fixed(result.elapsed_s, 1) << " s\n";
   for (const auto& [status, n] : counts_) std::cout << "  " << status << ": " << n << '\n';
   std::vector<std::string> header{"#", "configuration", "time ms"};

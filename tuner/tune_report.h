@@ -30,6 +30,9 @@ class TuneReport {
 
   void add(const Measured& m);                 // a configuration measured (or replayed) now
   void add_resumed(const db::Evaluation& e);   // one reused from the database
+  void set_reusable(size_t n) { reusable_ = n; }  // the database's results a run may reuse
+  // A replay of a partial recording: `recorded` of the space's `valid`.
+  void set_partial(uint64_t recorded, uint64_t valid) { partial_ = {recorded, valid}; }
   // What the strategy was given as its prior.
   void set_prior(const Prior& prior) { prior_ = prior; }
   void start(uint64_t total);
@@ -52,7 +55,8 @@ class TuneReport {
   std::vector<db::Evaluation> evals_;
   std::map<std::string, int> counts_;
   std::map<std::string, double> confirmed_;  // config key -> re-measured median
-  size_t ok_ = 0, missing_ = 0, resumed_ = 0, measured_ = 0;
+  size_t ok_ = 0, missing_ = 0, resumed_ = 0, measured_ = 0, reusable_ = 0;
+  std::optional<std::pair<uint64_t, uint64_t>> partial_;
   std::unique_ptr<Progress> bar_;
 };
 
