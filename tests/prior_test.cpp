@@ -68,3 +68,14 @@ TEST(PriorFromStore, TheSameSeriesOtherOriginIsThePrior) {
   EXPECT_FALSE(replayed->replayed);
   EXPECT_EQ(replayed->observations.size(), 3u);
 }
+
+// A prior is knowledge from another GPU or another problem size: unlike a
+// replay, which answers only for the size it was recorded at, it is taken
+// whatever size the recording was made at.
+TEST(PriorFromFile, ARecordingAtAnotherProblemSizeIsAPrior) {
+  const std::string data = fs::path(KTUNE_TESTS_DIR).parent_path().string() + "/examples/data/vector_add_h100.json";
+  const Spec small = load_spec(kVecSpec, {{"n", Value(int64_t{1048576})}});
+  const Prior p = load_prior(small, data);
+  EXPECT_EQ(p.observations.size(), 246u);
+  EXPECT_GT(p.successes(), 0u);
+}

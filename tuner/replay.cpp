@@ -75,8 +75,9 @@ std::vector<StaticFeatures> ReplayEvaluator::features(std::span<const Config> co
 }
 
 ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path, const std::string& device,
-                                 const std::string& device_option)
+                                 const std::string& device_option, bool any_problem_size)
     : spec_(&spec), path_(data_path) {
+  const std::optional<db::ProblemSize> want = any_problem_size ? std::nullopt : checked_size(spec);
   if (db::is_sqlite_file(data_path)) {
     db::StoreOptions so;
     so.read_only = true;
@@ -87,7 +88,7 @@ ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path,
     f.sort = db::Filter::Sort::Id;
     store.require_known(f);
     std::vector<db::ResultRow> rows = store.results(f);
-    if (const auto want = checked_size(spec)) {
+    if (want) {
       std::set<std::string> sizes;
       for (const auto& r : rows)
         if (!r.problem_size.empty()) sizes.insert(size_text(r.problem_size));
@@ -112,8 +113,7 @@ ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path,
     return;
   }
   db::ResultSet rs = db::read_results_file(data_path);
-  if (const auto want = checked_size(spec); want && !rs.problem_size.empty() &&
-                                            db::canonical_problem_size(rs.problem_size) != *want)
+  if (want && !rs.problem_size.empty() && db::canonical_problem_size(rs.problem_size) != *want)
     throw Error::bad_input(data_path + " was recorded at problem size " + size_text(rs.problem_size) +
                            ", not at the spec's " + size_text(*want) +
                            "; a replay answers only for the size it was recorded at (--set changes the spec's)");

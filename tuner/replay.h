@@ -28,8 +28,10 @@ class ReplayEvaluator : public ConfigEvaluator {
   // `device` selects one device's results where the database holds several;
   // `device_option` is the command-line option that sets it, for the message
   // that asks for it.
+  // `any_problem_size`: take the recording whatever problem size it was made
+  // at (a prior is knowledge from another size; a replay answers for its own).
   ReplayEvaluator(const Spec& spec, const std::string& data_path, const std::string& device = "",
-                  const std::string& device_option = "--device");
+                  const std::string& device_option = "--device", bool any_problem_size = false);
 
   db::DeviceInfo device() const override { return device_; }
   void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
