@@ -99,4 +99,19 @@ const char* default_strategy_name();
 // exists. REQUIRES: ctx.space is set and outlives the strategy.
 std::unique_ptr<Strategy> make_strategy(const std::string& name, StrategyContext ctx);
 
+// A strategy as a user names it, ktune's or Kernel Tuner's (firefly_algorithm,
+// greedy_mls, ordered_greedy_mls, and Kernel Tuner's option names: popsize of
+// pso, T, mutation_chance, neighbor, method, ...), in ktune's names. Kernel
+// Tuner options ktune does without (maxiter: the budget is max_fevals) are
+// dropped; `notes` says what was read as what and what was dropped. A Kernel
+// Tuner strategy with no counterpart (dual_annealing, basinhopping, ...) is
+// Error::bad_input naming the closest ktune strategy. Names and options it does
+// not know pass through for make_strategy to check.
+struct ResolvedStrategy {
+  std::string name;
+  std::map<std::string, Value, std::less<>> options;
+  std::vector<std::string> notes;
+};
+ResolvedStrategy resolve_strategy(const std::string& name, std::map<std::string, Value, std::less<>> options);
+
 }  // namespace ktune

@@ -285,6 +285,7 @@ TEST(SpecExample, VectorAddLoads) {
   EXPECT_EQ(s.verify.kernel, "vector_add_ref");
   EXPECT_EQ(s.verify.grid[0], 268435456 / 256);
   EXPECT_EQ(define(s.defines(c), "tile_size_x"), "4");
+  EXPECT_EQ(define(s.defines(c), "kernel_tuner"), "1");  // as Kernel Tuner defines it in every compile
   ASSERT_EQ(s.arguments.size(), 4u);
   EXPECT_EQ(s.arguments[3].value, Value(268435456));
   EXPECT_EQ(s.objective, "GB/s");

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "search/strategy.h"
+
 namespace CLI {
 class App;
 }
@@ -31,6 +33,13 @@ struct ResultsOptions {
 // Seconds in a duration option's text: a unit (spec.h's parse_duration: 90s,
 // 10m, 1.5h) or plain seconds, > 0. Anything else is bad input naming `option`.
 double duration_option(const std::string& option, const std::string& text);
+
+// A strategy as `tune --strategy` and `strategies compare --strategies` take
+// it: "name" or "name:option=value:option=value" (values as --set reads
+// them), ktune's or Kernel Tuner's names, resolved to ktune's (notes printed).
+// `options` (a spec's strategy options) are overridden by those written here.
+ResolvedStrategy strategy_option(const std::string& item,
+                                 std::map<std::string, Value, std::less<>> options = {});
 
 void add_space_command(CLI::App& app, CommandResult& result);
 void add_compile_command(CLI::App& app, CommandResult& result);

@@ -63,21 +63,30 @@ std::vector<StrategyRun> parse_strategies(const std::string& list) {
       if (s.name != "brute_force") out.push_back({s.name, {}, ""});
     return out;
   }
-  // name or name:option=value:option=value (labelled as written)
   std::stringstream ss(list);
   for (std::string item; std::getline(ss, item, ',');) {
     if (item.empty()) continue;
-    std::stringstream parts(item);
-    std::string name, part;
-    std::getline(parts, name, ':');
-    std::vector<std::string> settings;
-    while (std::getline(parts, part, ':')) settings.push_back(part);
-    StrategyRun run{name, {}, settings.empty() ? "" : item};
-    for (auto& [key, value] : parse_constant_overrides(settings)) run.options[key] = value;
-    out.push_back(std::move(run));
+    ResolvedStrategy r = strategy_option(item);
+    out.push_back({r.name, std::move(r.options), item.find(':') != std::string::npos || r.name != item ? item : ""});
   }
   return out;
 }
+
+}  // namespace
+
+ResolvedStrategy strategy_option(const std::string& item, std::map<std::string, Value, std::less<>> options) {
+  std::stringstream parts(item);
+  std::string name, part;
+  std::getline(parts, name, ':');
+  std::vector<std::string> settings;
+  while (std::getline(parts, part, ':')) settings.push_back(part);
+  for (auto& [key, value] : parse_constant_overrides(settings)) options[key] = value;
+  ResolvedStrategy r = resolve_strategy(name, std::move(options));
+  for (const std::string& n : r.notes) std::cerr << "ktune: note: " << n << '\n';
+  return r;
+}
+
+namespace {
 
 std::string median_text(const Spread& s) { return s.median ? fixed(*s.median, 0) : "never"; }
 

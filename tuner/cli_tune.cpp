@@ -91,7 +91,6 @@ StrategyContext strategy_context(const Spec& spec, const TuneOptions& o, ConfigE
   StrategyContext ctx;
   ctx.space = &spec.space();
   ctx.seed = o.seed.value_or(spec.strategy.seed.value_or(1));
-  ctx.options = spec.strategy.options;
   ctx.features = [&evaluator](std::span<const Config> cs) { return evaluator.features(cs); };
   return ctx;
 }
@@ -102,8 +101,14 @@ int run_tune(const TuneOptions& o) {
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
   const SearchSpace& space = spec.space();
-  const std::string strategy = !o.strategy.empty() ? o.strategy
-                               : !spec.strategy.name.empty() ? spec.strategy.name : default_strategy_name();
+  // Named on the command line (with its options), else the spec's, else the
+  // default; Kernel Tuner's names and option names are read as ktune's.
+  const std::string named = !o.strategy.empty() ? o.strategy
+                            : !spec.strategy.name.empty() ? spec.strategy.name : default_strategy_name();
+  const bool spec_named = named.substr(0, named.find(':')) == spec.strategy.name;  // its options apply
+  const ResolvedStrategy chosen =
+      strategy_option(named, spec_named ? spec.strategy.options : std::map<std::string, Value, std::less<>>{});
+  const std::string& strategy = chosen.name;
   Budget budget;
   budget.max_fevals = o.max_fevals.value_or(spec.strategy.max_fevals.value_or(0));
   if (!o.max_fevals && spec.strategy.max_fraction)
@@ -113,6 +118,7 @@ int run_tune(const TuneOptions& o) {
   db::Store store(o.resolved_db());  // opened for writing before anything is measured
   std::unique_ptr<ConfigEvaluator> evaluator = make_evaluator(spec, o);
   StrategyContext ctx = strategy_context(spec, o, *evaluator);
+  ctx.options = chosen.options;
   ctx.max_fevals = budget.max_fevals;
 
   const db::DeviceInfo device = evaluator->device();

@@ -268,6 +268,9 @@ std::vector<std::pair<std::string, std::string>> Spec::defines(const std::vector
     if (!templ) out.emplace_back(params[i].name, c_define_literal(config[i]));
   }
   for (const auto& [name, v] : fixed_defines) out.emplace_back(name, c_define_literal(v));
+  // Kernel Tuner defines it in every compile; kernels written for it test it
+  // (`#ifndef kernel_tuner` guards their stand-alone default parameters).
+  out.emplace_back("kernel_tuner", "1");
   return out;
 }
 

@@ -201,8 +201,8 @@ struct Spec {
   LaunchResult geometry(const std::vector<Value>& config) const;
   // -D definitions (name, C literal): grid_size_x/y/z and block size names (as
   // Kernel Tuner does), every tunable parameter not passed as a template
-  // argument, and the fixed defines. The geometry ones are left out when the
-  // geometry cannot be evaluated.
+  // argument, the fixed defines, and kernel_tuner=1 (as Kernel Tuner defines
+  // it). The geometry ones are left out when the geometry cannot be evaluated.
   std::vector<std::pair<std::string, std::string>> defines(const std::vector<Value>& config) const;
   std::vector<std::pair<std::string, std::string>> defines(const std::vector<Value>& config,
                                                            const Launch& launch) const;
