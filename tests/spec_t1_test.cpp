@@ -1,5 +1,6 @@
-// T1 JSON specs: published BAT benchmark files load as they are, with their
-// parameter counts, space sizes, budgets and launch geometry.
+// T1 JSON specs: files written for these tests in the layout published BAT
+// files use (tests/data/specs/t1) load with their parameter counts, space
+// sizes, budgets and launch geometry.
 #include <gtest/gtest.h>
 
 #include "tuner/spec.h"
@@ -55,77 +56,99 @@ TEST(SpecT1, SmallFileEveryMapping) {
   EXPECT_EQ(s.arguments[1].value, Value(1000));
 }
 
-TEST(SpecT1, BatPnpolyUsesProblemSizeAndGridDiv) {
-  Spec s = load_spec(kSpecs + "t1/pnpoly-CAFF.json");
-  EXPECT_EQ(s.kernel.name, "cn_pnpoly");
-  EXPECT_EQ(s.kernel.compiler_options, (std::vector<std::string>{"-std=c++11"}));
+TEST(SpecT1, ProblemSizeAndGridDivGiveTheGridAndBenchmarkConfigIsDefined) {
+  Spec s = load_spec(kSpecs + "t1/pip_t1.json");
+  EXPECT_EQ(s.kernel.name, "mark_inside");
+  EXPECT_EQ(s.kernel.compiler_options, (std::vector<std::string>{"-std=c++14"}));
   EXPECT_EQ(s.space().parameters().size(), 4u);
-  EXPECT_EQ(s.space().parameters()[0].values.size(), 31u);  // list(range(32, 1000+1, 32))
-  EXPECT_EQ(s.space().parameters()[1].values.size(), 11u);  // [1] + [2*i for i in range(1,11)]
-  EXPECT_EQ(s.space().cartesian_size(), "4092");
-  EXPECT_EQ(s.space().count_valid(), 4092u);  // no Conditions
+  EXPECT_EQ(s.space().parameters()[0].values.size(), 16u);  // list(range(64, 1024+1, 64))
+  EXPECT_EQ(s.space().parameters()[1].values.size(), 9u);   // [1] + [2*i for i in range(1, 9)]
+  EXPECT_EQ(s.space().parameters()[1].values.back(), Value(16));
+  EXPECT_EQ(s.space().cartesian_size(), "864");
+  EXPECT_EQ(s.space().count_valid(), 864u);  // no Conditions, at most 1024 threads
+  EXPECT_TRUE(s.restrictions.empty());
   EXPECT_EQ(s.grid_mode, GridMode::Divisors);  // as Kernel Tuner reads T1
-  LaunchResult r = s.geometry(config(s, {{"block_size_x", 32}, {"tile_size", 2}}));
+  LaunchResult r = s.geometry(config(s, {{"threads_x", 64}, {"points_per_thread", 6}}));
   ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_EQ(r.launch->grid, (Dim3{312500, 1, 1}));
-  EXPECT_EQ(r.launch->block, (Dim3{32, 1, 1}));
-  ASSERT_EQ(s.arguments.size(), 4u);
+  EXPECT_EQ(r.launch->grid, (Dim3{26042, 1, 1}));  // ceil(10000000 / (64 * 6)); GridDivY [] divides by nothing
+  EXPECT_EQ(r.launch->block, (Dim3{64, 1, 1}));
+  ASSERT_EQ(s.arguments.size(), 5u);
   EXPECT_EQ(s.arguments[0].fill.kind, ArgFill::Kind::Constant);
-  EXPECT_EQ(s.arguments[0].fill.value, Value(0));
+  EXPECT_EQ(s.arguments[0].fill.value, Value(0));  // FillValue 0.0 of an int32 buffer
+  EXPECT_FALSE(s.arguments[0].read_write);         // WriteOnly
   EXPECT_EQ(s.arguments[1].fill.kind, ArgFill::Kind::Random);
   EXPECT_EQ(s.arguments[1].fill.hi, std::optional<double>(1.0));
-  EXPECT_TRUE(s.arguments[2].output);
-  EXPECT_TRUE(s.arguments[2].read_write);
-  EXPECT_EQ(s.arguments[3].value, Value(20000000));
-  EXPECT_EQ(s.fixed_defines.size(), 5u);  // BenchmarkConfig, passed as -D like BAT does
+  EXPECT_EQ(s.arguments[2].size, 1440);
+  EXPECT_TRUE(s.arguments[3].output);
+  EXPECT_TRUE(s.arguments[3].read_write);
+  EXPECT_FALSE(s.arguments[4].pointer);
+  EXPECT_EQ(s.arguments[4].value, Value(10000000));
+  EXPECT_EQ(s.fixed_defines.size(), 4u);  // BenchmarkConfig, passed as -D like BAT does
   EXPECT_TRUE(has_note(s, "verification"));
   EXPECT_TRUE(has_note(s, "GlobalSize is not used"));
   auto defs = s.defines(config(s, {}));
-  EXPECT_NE(std::find(defs.begin(), defs.end(), std::pair<std::string, std::string>{"iterations", "10"}), defs.end());
+  EXPECT_NE(std::find(defs.begin(), defs.end(), std::pair<std::string, std::string>{"VERTEX_COUNT", "720"}),
+            defs.end());
 }
 
-TEST(SpecT1, BatGemmUsesCudaGlobalSizeAndBudgetObject) {
-  Spec s = load_spec(kSpecs + "t1/GEMM-CAFF.json");
-  EXPECT_EQ(s.kernel.name, "gemm_fast");
-  EXPECT_EQ(s.space().parameters().size(), 15u);
-  EXPECT_EQ(s.space().cartesian_size(), "20736");
-  EXPECT_EQ(s.space().count_valid(), 10312u);  // counted with Python over the 7 Conditions
-  EXPECT_EQ(s.restrictions.size(), 7u);
-  EXPECT_EQ(s.strategy.max_fevals, std::optional<uint64_t>(200));
+TEST(SpecT1, CudaGlobalSizeCountsBlocksAndABudgetObjectSetsMaxFevals) {
+  Spec s = load_spec(kSpecs + "t1/matmul_t1.json");
+  EXPECT_EQ(s.kernel.name, "matmul_tiled");
+  EXPECT_EQ(s.space().parameters().size(), 10u);
+  EXPECT_EQ(s.space().cartesian_size(), "46656");
+  // Counted with Python over the 8 Conditions and at most 1024 threads a block
+  // (17340 without that limit: THREADS_M 64 x THREADS_N 32 passes the Conditions).
+  EXPECT_EQ(s.space().count_valid(), 17286u);
+  EXPECT_EQ(s.restrictions.size(), 8u);
+  EXPECT_EQ(s.strategy.name, "");  // no Search section: the command picks
+  EXPECT_EQ(s.strategy.max_fevals, std::optional<uint64_t>(150));
   EXPECT_EQ(s.grid_mode, GridMode::GlobalSize);
   EXPECT_FALSE(s.global_size_in_threads);
-  LaunchResult r = s.geometry(config(s, {{"MWG", 64}, {"NWG", 64}, {"MDIMC", 16}, {"NDIMC", 8}}));
+  LaunchResult r = s.geometry(config(s, {{"TILE_M", 128}, {"TILE_N", 64}, {"THREADS_M", 16}, {"THREADS_N", 8}}));
   ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_EQ(r.launch->grid, (Dim3{4096, 2048, 1}));
+  EXPECT_EQ(r.launch->grid, (Dim3{32, 128, 1}));  // 4096 // 128 and 8192 // 64 blocks
   EXPECT_EQ(r.launch->block, (Dim3{16, 8, 1}));
   EXPECT_EQ(r.launch->shared_memory, 16384);
   ASSERT_EQ(s.arguments.size(), 6u);
   EXPECT_FALSE(s.arguments[0].pointer);
-  EXPECT_EQ(s.arguments[5].size, 16384);
+  EXPECT_EQ(s.arguments[2].value, Value(2048));
+  EXPECT_EQ(s.arguments[4].fill.kind, ArgFill::Kind::Random);
+  EXPECT_EQ(s.arguments[4].fill.hi, std::optional<double>(2.0));
+  EXPECT_EQ(s.arguments[5].size, 33554432);  // 4096 x 8192
+  EXPECT_EQ(s.arguments[5].fill.kind, ArgFill::Kind::Constant);
   EXPECT_TRUE(s.arguments[5].output);
   EXPECT_FALSE(s.arguments[5].read_write);  // WriteOnly
 }
 
-TEST(SpecT1, BatHotspotOpenClGlobalSizeAndShadowedConfig) {
-  Spec s = load_spec(kSpecs + "t1/hotspot-CAFF.json");
-  EXPECT_EQ(s.kernel.name, "calculate_temp");
-  EXPECT_EQ(s.space().parameters().size(), 13u);
-  EXPECT_EQ(s.space().parameters()[0].values.size(), 37u);  // [1, 2, 4, 8, 16] + list(range(32, 1024+1, 32))
-  EXPECT_EQ(s.space().cartesian_size(), "22200000");
-  EXPECT_EQ(s.space().count_valid(), 349853u);  // counted with Python over the 5 Conditions
-  // MAX_THREADS etc. are both BenchmarkConfig entries and parameters: the parameter wins.
-  EXPECT_TRUE(has_note(s, "BenchmarkConfig.MAX_THREADS"));
-  ASSERT_EQ(s.fixed_defines.size(), 2u);
-  EXPECT_EQ(s.fixed_defines[0].first, "dataSize");
+TEST(SpecT1, OpenClGlobalSizeCountsThreadsAndATuningParameterShadowsBenchmarkConfig) {
+  Spec s = load_spec(kSpecs + "t1/stencil_t1.json");
+  EXPECT_EQ(s.kernel.name, "diffuse_tiled");
+  EXPECT_EQ(s.space().parameters().size(), 10u);
+  EXPECT_EQ(s.space().parameters()[0].values.size(), 18u);  // [8, 16] + list(range(32, 512+1, 32))
+  EXPECT_EQ(s.space().cartesian_size(), "116640");
+  // Counted with Python over the 4 Conditions (RADIUS from BenchmarkConfig) and
+  // at most 1024 threads a block (26028 without that limit).
+  EXPECT_EQ(s.space().count_valid(), 23850u);
+  // SMEM_PER_BLOCK and SMEM_PER_SM are both BenchmarkConfig entries and parameters: the parameter wins.
+  EXPECT_TRUE(has_note(s, "BenchmarkConfig.SMEM_PER_BLOCK"));
+  EXPECT_TRUE(has_note(s, "BenchmarkConfig.SMEM_PER_SM"));
+  ASSERT_EQ(s.fixed_defines.size(), 3u);  // GRID_W, GRID_H, RADIUS
+  EXPECT_EQ(s.fixed_defines[0].first, "GRID_W");
+  EXPECT_EQ(s.fixed_defines[2].first, "RADIUS");
   EXPECT_TRUE(has_note(s, "Misc"));
   EXPECT_TRUE(s.global_size_in_threads);
-  LaunchResult r = s.geometry(config(s, {{"BLOCK_SIZE_X", 256}, {"BLOCK_SIZE_Y", 4}}));
+  LaunchResult r = s.geometry(config(s, {{"BLOCK_X", 96}, {"BLOCK_Y", 8}, {"CELLS_X", 4}, {"CELLS_Y", 2}}));
   ASSERT_TRUE(r.ok()) << r.error;
-  EXPECT_EQ(r.launch->grid, (Dim3{16, 1, 1}));  // ceil(4096 / 256), ceil(1 / 4)
-  EXPECT_EQ(r.launch->block, (Dim3{256, 4, 1}));
-  ASSERT_EQ(s.arguments.size(), 7u);
+  EXPECT_EQ(r.launch->grid, (Dim3{16, 250, 1}));  // ceil((6000 // 4) / 96), (4000 // 2) / 8
+  EXPECT_EQ(r.launch->block, (Dim3{96, 8, 1}));
+  EXPECT_EQ(r.launch->problem_size, (Dim3{1500, 2000, 1}));  // the global size in threads
+  EXPECT_EQ(r.launch->shared_memory, 0);
+  ASSERT_EQ(s.arguments.size(), 6u);
+  EXPECT_EQ(s.arguments[1].fill.hi, std::optional<double>(350.0));
+  EXPECT_TRUE(s.arguments[2].output);
+  EXPECT_TRUE(s.arguments[2].read_write);
   EXPECT_TRUE(s.arguments[3].value.is_float());
-  EXPECT_DOUBLE_EQ(s.arguments[3].value.as_float(), 0.1);
+  EXPECT_DOUBLE_EQ(s.arguments[3].value.as_float(), 0.05);
 }
 
 TEST(SpecT1, SameProblemAsYamlGivesSameGeometry) {
