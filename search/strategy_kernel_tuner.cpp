@@ -60,13 +60,13 @@ ResolvedStrategy resolve_strategy(const std::string& name, Options options) {
     if (kt == name)
       throw Error::bad_input("strategy '" + name + "' is Kernel Tuner's and has no counterpart in ktune; the closest is '" +
                              std::string(closest) + "' (ktune strategies list)");
+  const Alias* alias = nullptr;
   for (const Alias& a : kAliases)
-    if (a.kernel_tuner == name) {
-      out.name = std::string(a.ktune);
-      out.notes.push_back("strategy '" + name + "' (Kernel Tuner's name) is ktune's '" + out.name + "'");
-      if (!a.fixed_option.empty() && !options.count(a.fixed_option))
-        options[std::string(a.fixed_option)] = Value(std::string(a.fixed_value));
-    }
+    if (a.kernel_tuner == name) alias = &a;
+  if (alias) {
+    out.name = std::string(alias->ktune);
+    out.notes.push_back("strategy '" + name + "' (Kernel Tuner's name) is ktune's '" + out.name + "'");
+  }
   for (auto& [key, value] : options) {
     std::string k = key;
     Value v = value;
@@ -90,6 +90,8 @@ ResolvedStrategy resolve_strategy(const std::string& name, Options options) {
       throw Error::bad_input("strategy option '" + k + "' is given twice (as '" + key + "' and under its own name)");
     out.options[k] = v;
   }
+  if (alias && !alias->fixed_option.empty() && !out.options.count(alias->fixed_option))
+    out.options[std::string(alias->fixed_option)] = Value(std::string(alias->fixed_value));
   return out;
 }
 

@@ -471,3 +471,23 @@ TEST_F(Cli, APartialRecordingIsReplayedAsTheRecordedPart) {
 }
 
 }  // namespace
+
+namespace {
+
+// `tune --strategy` takes Kernel Tuner's names and the name:option=value form
+// strategies compare takes; a strategy ktune lacks is refused naming the closest.
+TEST_F(Cli, TuneTakesKernelTunerStrategyNamesAndOptions) {
+  Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData +
+                " --strategy firefly_algorithm:popsize=10:maxiter=20 --max-fevals 12 --json --db " + db_, true);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("'firefly_algorithm' (Kernel Tuner's name) is ktune's 'firefly'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("'maxiter' (Kernel Tuner's) is not used"), std::string::npos) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out.substr(r.out.find("{\n")))["evaluations"].get<int>(), 12);
+  r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --strategy dual_annealing --db " + db_, true);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("closest is 'simulated_annealing'"), std::string::npos) << r.out;
+  r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --strategy pso:nosuch=1 --db " + db_, true);
+  EXPECT_EQ(r.status, 2) << r.out;
+}
+
+}  // namespace

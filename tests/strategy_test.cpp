@@ -379,3 +379,60 @@ TEST(ModelRank, APriorSmallerThanTheDesignIsFollowedByRandomPicks) {
 
 }  // namespace
 }  // namespace ktune
+
+namespace ktune {
+namespace {
+
+using namespace testing_landscapes;
+
+// Kernel Tuner's users name its strategies and options; ktune reads them as
+// its own, says so, and refuses clearly where it has no counterpart.
+TEST(KernelTunerStrategies, NamesAndOptionsResolveToKtunes) {
+  ResolvedStrategy r = resolve_strategy("firefly_algorithm", {{"popsize", Value(10)}, {"maxiter", Value(50)}});
+  EXPECT_EQ(r.name, "firefly");
+  EXPECT_EQ(r.options.size(), 1u);
+  EXPECT_EQ(r.options.at("popsize"), Value(10));
+  EXPECT_EQ(r.notes.size(), 2u);  // the name, and maxiter dropped
+  r = resolve_strategy("pso", {{"popsize", Value(30)}, {"w", Value(0.4)}});
+  EXPECT_EQ(r.options.at("swarm_size"), Value(30));
+  EXPECT_EQ(r.options.at("w"), Value(0.4));
+  r = resolve_strategy("genetic_algorithm", {{"mutation_chance", Value(20)}, {"method", Value("two_point")}});
+  EXPECT_DOUBLE_EQ(r.options.at("mutation_rate").as_float(), 0.05);
+  EXPECT_EQ(r.options.at("crossover"), Value("two_point"));
+  r = resolve_strategy("ordered_greedy_mls", {{"neighbor", Value("Hamming")}});
+  EXPECT_EQ(r.name, "mls");
+  EXPECT_EQ(r.options.at("neighbour"), Value("hamming"));
+  EXPECT_EQ(resolve_strategy("ordered_greedy_mls", {}).options.at("neighbour"), Value("adjacent"));
+  r = resolve_strategy("simulated_annealing", {{"T", Value(2.0)}});
+  EXPECT_EQ(r.options.at("T_start"), Value(2.0));
+  r = resolve_strategy("model_rank", {});  // ktune's own: unchanged, no notes
+  EXPECT_EQ(r.name, "model_rank");
+  EXPECT_TRUE(r.notes.empty());
+  // Every resolved strategy is one make_strategy builds with those options.
+  const SearchSpace space({int_param("x", range(8)), int_param("y", range(8))}, {});
+  for (const char* kt : {"firefly_algorithm", "greedy_mls", "ordered_greedy_mls"}) {
+    r = resolve_strategy(kt, {{"maxiter", Value(5)}});
+    StrategyContext ctx;
+    ctx.space = &space;
+    ctx.options = r.options;
+    EXPECT_NO_THROW(make_strategy(r.name, ctx)) << kt;
+  }
+}
+
+TEST(KernelTunerStrategies, NoCounterpartNamesTheClosest) {
+  for (const auto& [kt, closest] : std::vector<std::pair<std::string, std::string>>{
+           {"dual_annealing", "simulated_annealing"}, {"basinhopping", "greedy_ils"}, {"minimize", "mls"}}) {
+    try {
+      resolve_strategy(kt, {});
+      ADD_FAILURE() << kt;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), Error::Kind::BadInput);
+      EXPECT_NE(e.message().find("closest is '" + closest + "'"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(resolve_strategy("genetic_algorithm", {{"mutation_chance", Value(0.5)}}), Error);
+  EXPECT_THROW(resolve_strategy("pso", {{"popsize", Value(3)}, {"swarm_size", Value(4)}}), Error);
+}
+
+}  // namespace
+}  // namespace ktune
