@@ -111,11 +111,11 @@ TEST(SpecErrors, TypeClash) {
 TEST(SpecErrors, MissingSourceFile) {
   const Spec s = load_spec(kBad + "missing_source.yaml");
   EXPECT_GT(s.space().count_valid(), 0u);
-  ASSERT_EQ(s.missing_files.size(), 1u);
+  ASSERT_EQ(s.not_runnable.size(), 1u);
   EXPECT_EQ(s.source_hash, "");
   ASSERT_FALSE(s.notes.empty());
   EXPECT_NE(s.notes.back().find("not_here.cu"), std::string::npos) << s.notes.back();
-  Error e = error_of([&] { s.require_files(); });
+  Error e = error_of([&] { s.require_runnable(); });
   expect_at(e, "missing_source.yaml", where_in("missing_source.yaml", "not_here.cu"), "does not exist");
   EXPECT_EQ(e.exit_status(), 2);
   Error missing = error_of([] { load_spec(kBad + "no_such_spec.yaml"); });
@@ -169,7 +169,7 @@ TEST(SpecErrors, ArgumentMistakes) {
   // A fill file that is not there: only a GPU run needs it.
   const Spec s = load_spec_text(std::string(kHead) + "arguments:\n  - {name: x, type: float*, size: 8, fill: file, path: nothing.bin}\n",
                                 kBad + "inline.yaml", Spec::Format::Yaml);
-  Error e = error_of([&] { s.require_files(); });
+  Error e = error_of([&] { s.require_runnable(); });
   EXPECT_EQ(e.kind(), Error::Kind::BadInput);
   EXPECT_NE(e.message().find("fill file"), std::string::npos) << e.what();
   EXPECT_NE(e.message().find("does not exist"), std::string::npos) << e.what();

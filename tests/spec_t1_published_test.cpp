@@ -129,7 +129,7 @@ TEST(SpecT1Published, AFileWithoutACudaKernelHasASpaceButNothingToCompile) {
   EXPECT_EQ(count_notes(draft, "'function_specification' in the T1 file is not a T1 key"), 1u);
   EXPECT_EQ(count_notes(draft, "no KernelSpecification"), 1u);
   try {
-    draft.require_files();
+    draft.require_runnable();
     FAIL() << "nothing to compile";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), Error::Kind::BadInput);
@@ -141,7 +141,7 @@ TEST(SpecT1Published, AFileWithoutACudaKernelHasASpaceButNothingToCompile) {
   const Spec opencl = load_spec(write(dir, "opencl.json", ocl));
   EXPECT_GT(opencl.space().count_valid(), 0u);
   try {
-    opencl.require_files();
+    opencl.require_runnable();
     FAIL() << "an OpenCL kernel cannot be compiled by NVRTC";
   } catch (const Error& e) {
     EXPECT_NE(e.message().find("Language 'OpenCL'"), std::string::npos) << e.what();

@@ -161,7 +161,7 @@ void print_table(const Spec& spec, const Arch& arch, const std::vector<Row>& row
 
 int run_compile(const CompileOptions& o) {
   const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
-  spec.require_files();
+  spec.require_runnable();
   const Arch requested = Arch::parse(o.arch);
   const std::optional<Arch> target = spec.kernel.target_arch(requested);
   if (!target) throw Error::bad_input("--arch " + o.arch + ": " + spec.kernel.not_written_for(requested));

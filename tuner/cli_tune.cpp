@@ -97,7 +97,7 @@ StrategyContext strategy_context(const Spec& spec, const TuneOptions& o, ConfigE
 
 int run_tune(const TuneOptions& o) {
   const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
-  if (o.simulate.empty()) spec.require_files();  // before the notes: a GPU run needs them
+  if (o.simulate.empty()) spec.require_runnable();  // before the notes: a GPU run needs them
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
   const SearchSpace& space = spec.space();

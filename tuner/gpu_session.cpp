@@ -136,7 +136,7 @@ std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec) {
 }
 
 GpuSession::GpuSession(const Spec& spec, GpuSessionOptions options) : spec_(&spec), options_(options) {
-  spec.require_files();  // before the GPU is started and anything is measured
+  spec.require_runnable();  // before the GPU is started and anything is measured
   args_ = engine_arguments(spec);
   gpu::EngineOptions eo;
   eo.interrupt = options.interrupt;

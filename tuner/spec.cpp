@@ -101,9 +101,9 @@ Spec load_spec(const std::string& path, const ConstantOverrides& overrides) {
   return load_spec_text(text, path, json ? Spec::Format::T1 : Spec::Format::Yaml, overrides);
 }
 
-void Spec::require_files() const {
-  if (missing_files.empty()) return;
-  const MissingFile& m = missing_files.front();
+void Spec::require_runnable() const {
+  if (not_runnable.empty()) return;
+  const NotRunnable& m = not_runnable.front();
   throw Error::bad_input(m.why.empty() ? m.what + " '" + m.path + "' does not exist" : m.why, m.where);
 }
 

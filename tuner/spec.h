@@ -57,7 +57,8 @@ struct Argument {
   std::string name;
   ElemType type = ElemType::Float;
   bool pointer = false;         // a device buffer (float*) rather than a by-value scalar
-  int64_t size = 0;             // pointers: number of elements (evaluated at load)
+  int64_t size = 0;             // pointers: number of elements of `type` (evaluated at load)
+  int components = 1;           // pointers: a vector type's lanes (float2: 2); size counts the lanes
   ArgFill fill;                 // pointers
   Value value;                  // scalars: the value passed, already of the right kind
   bool output = false;          // compared against the reference after each run
@@ -174,20 +175,22 @@ struct Spec {
   std::vector<std::pair<std::string, Value>> fixed_defines;
   // Things the file says that ktune accepts but does not act on, for the user.
   std::vector<std::string> notes;
-  // Files that only compiling and launching read (the kernel source, fill and
-  // reference files) and that were not found. Published T1 files and specs
-  // from elsewhere often arrive without them; the space, replays and strategy
-  // comparisons do not need them, so loading goes on (with a note) and
-  // require_files() stops a command that compiles, with the first one's
-  // location (bad input, exit 2).
-  struct MissingFile {
-    std::string what;  // "KernelFile", "kernel source", "fill file", ...
+  // Why this spec cannot be compiled or launched though it describes a space:
+  // files that only compiling and launching read (the kernel source, fill and
+  // reference files) and that were not found, a kernel in another language or
+  // none (T1), arguments that do not match the kernel's parameters. Published
+  // T1 files and specs from elsewhere often arrive so; the space, replays and
+  // strategy comparisons do not need more, so loading goes on (with a note)
+  // and require_runnable() stops a command that compiles, with the first
+  // one's location (bad input, exit 2).
+  struct NotRunnable {
+    std::string what;  // "KernelFile", "kernel source", "fill file", "Language", "arguments", ...
     std::string path;
     SourceLocation where;
     std::string why{};  // the whole message where it is not "WHAT 'PATH' does not exist"
   };
-  std::vector<MissingFile> missing_files;
-  void require_files() const;
+  std::vector<NotRunnable> not_runnable;
+  void require_runnable() const;
 
   std::string source_hash;  // SHA-256 (hex) of the kernel source text; "" when it is missing
   // SHA-256 (hex) of the canonical spec + source: everything that changes what a

@@ -47,6 +47,24 @@ std::optional<ElemType> elem_type_from_name(std::string_view n) {
   return std::nullopt;
 }
 
+std::optional<ElemType> elem_type_with_lanes(std::string_view n, int& components) {
+  components = 1;
+  if (auto t = elem_type_from_name(n)) return t;
+  static const std::pair<std::string_view, ElemType> vectors[] = {
+      {"float", ElemType::Float}, {"double", ElemType::Double}, {"half", ElemType::Half},
+      {"int", ElemType::Int32},   {"uint", ElemType::UInt32},   {"char", ElemType::Int8},
+      {"uchar", ElemType::UInt8}, {"short", ElemType::Int16},   {"ushort", ElemType::UInt16},
+      {"longlong", ElemType::Int64}};
+  if (n.size() < 2 || n.back() < '2' || n.back() > '4') return std::nullopt;
+  const std::string_view base = n.substr(0, n.size() - 1);
+  for (const auto& [name, t] : vectors)
+    if (name == base) {
+      components = n.back() - '0';
+      return t;
+    }
+  return std::nullopt;
+}
+
 Value coerce_to_elem(const Value& v, ElemType t, const SourceLocation& where, std::string_view what) {
   if (!v.is_number()) fail(where, std::string(what) + " must be a number, not " + v.repr());
   if (elem_type_is_float(t)) return Value(v.as_float());
@@ -102,7 +120,7 @@ std::string resolve_path(const std::string& dir, const std::string& path) {
 bool file_for_gpu(const std::string& path, const SourceLocation& where, std::string_view what, Draft& draft) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) return true;
-  draft.spec.missing_files.push_back({std::string(what), path, where});
+  draft.spec.not_runnable.push_back({std::string(what), path, where});
   draft.spec.notes.push_back(std::string(what) + " '" + path + "' (" + where.str() +
                              ") does not exist: the space, replays and strategy comparisons work without it; "
                              "compiling and tuning on a GPU need it");
@@ -260,6 +278,7 @@ void finish_spec(Draft& d) {
   expr::Scope scope = param_scope(d);
   compile_geometry(s, scope);
   compile_metrics(d, scope);
+  check_kernel_signature(d);
   for (auto& a : s.arguments) {
     if (!a.fill.generator) continue;
     expr::Scope g;
@@ -267,8 +286,8 @@ void finish_spec(Draft& d) {
     g.constants = scope.constants;
     a.fill.generator_code = a.fill.generator->compile(g);
   }
-  const bool source_missing = std::any_of(s.missing_files.begin(), s.missing_files.end(),
-                                          [&](const Spec::MissingFile& m) { return m.path == s.kernel.source_path; });
+  const bool source_missing = std::any_of(s.not_runnable.begin(), s.not_runnable.end(),
+                                          [&](const Spec::NotRunnable& m) { return m.path == s.kernel.source_path; });
   s.source_hash = source_missing ? "" : Sha256::hex_of(s.kernel.source);
   s.hash = Sha256::hex_of(canonical_text(s));
 }

@@ -43,6 +43,16 @@ Value eval_constant(const expr::Expression& e, const Spec& spec);
 
 // "float", "int32", "half", "bf16", ... and the aliases docs/spec.md lists.
 std::optional<ElemType> elem_type_from_name(std::string_view name);
+// The same, also taking CUDA's vector types (float2, int4, double2, half2,
+// ...): `components` gets their lane count (1 for a scalar type).
+std::optional<ElemType> elem_type_with_lanes(std::string_view name, int& components);
+
+// Checks the arguments against the kernel's parameters as its source declares
+// them (spec_signature.cpp): a kernel or reference kernel the source does not
+// define, a count, a pointer/scalar or a scalar-width mismatch makes the spec
+// not runnable (require_runnable() refuses it before anything compiles); a
+// buffer's element type differing from the pointee is a note.
+void check_kernel_signature(Draft& draft);
 // A scalar converted to an element type: integers must be integral and in
 // range; floats accept any number. Errors name `what` at `where`.
 Value coerce_to_elem(const Value& v, ElemType t, const SourceLocation& where, std::string_view what);
@@ -58,7 +68,7 @@ Parameter make_parameter(const std::string& name, std::vector<Value> values, con
 // A path relative to the spec's folder, made absolute.
 std::string resolve_path(const std::string& dir, const std::string& path);
 // A file only compiling or launching reads: false, with the file recorded in
-// Spec::missing_files and a note, when it does not exist.
+// Spec::not_runnable and a note, when it does not exist.
 bool file_for_gpu(const std::string& path, const SourceLocation& where, std::string_view what, Draft& draft);
 // A file's text; a missing or unreadable file is bad input at `where`.
 std::string read_text_file(const std::string& path, const SourceLocation& where, std::string_view what);
@@ -77,7 +87,7 @@ void read_yaml_verify(const Doc& d, Draft& draft);
 // T1 `KernelSpecification` (spec_t1_kernel.cpp).
 void read_t1_kernel(const Doc& d, Draft& draft);
 // A T1 file without KernelSpecification (BAT's draft layouts): a space with no
-// kernel, which require_files() stops before anything compiles.
+// kernel, which require_runnable() stops before anything compiles.
 void no_t1_kernel(const Doc& root, Draft& draft);
 
 // A T1 map with its keys matched to `known` (spec_t1_keys.cpp): a key that

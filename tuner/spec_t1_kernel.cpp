@@ -75,14 +75,7 @@ void read_t1_fill(const Doc& a, Argument& arg, Draft& draft) {
 
 // Vector types (float2, double4, ...) are buffers of their components.
 ElemType t1_type(const Doc& d, int& components) {
-  std::string t = need_string(d, "Type");
-  components = 1;
-  if (t.size() > 1 && (t.back() == '2' || t.back() == '3' || t.back() == '4') &&
-      (t.rfind("float", 0) == 0 || t.rfind("double", 0) == 0 || t.rfind("half", 0) == 0) && t.size() <= 7) {
-    components = t.back() - '0';
-    t.pop_back();
-  }
-  auto et = elem_type_from_name(t);
+  auto et = elem_type_with_lanes(need_string(d, "Type"), components);
   if (!et) fail(d.where, "argument Type '" + d.str() + "' is not supported");
   return *et;
 }
@@ -122,6 +115,7 @@ Argument read_t1_argument(const Doc& entry, size_t index, const ConstantMap& siz
   }
   arg.pointer = true;
   const Doc& size = required(a, "Size", "vector argument '" + arg.name + "'");
+  arg.components = components;
   arg.size = value_as_int(need_expression(size, "Size").evaluate(sizes), size.where, "Size") * components;
   if (arg.size < 1) fail(size.where, "Size must be at least 1");
   read_t1_fill(a, arg, draft);
@@ -251,7 +245,7 @@ void read_t1_kernel(const Doc& section, Draft& draft) {
   if (const Doc* l = d.find("Language"); l && !t1_word_is(need_string(*l, "Language"), "CUDA")) {
     const std::string why = "Language '" + l->str() + "': ktune compiles and launches CUDA kernels only";
     draft.spec.notes.push_back(l->where.str() + ": " + why + "; the space can be counted, searched and replayed");
-    draft.spec.missing_files.push_back({"Language", draft.spec.path, l->where, why});
+    draft.spec.not_runnable.push_back({"Language", draft.spec.path, l->where, why});
   }
   if (const Doc* t = d.find("KernelTypeNames"); t && !need_list(*t, "KernelTypeNames").items.empty())
     fail(t->where, "KernelTypeNames (fixed template types) are not supported");
@@ -279,7 +273,7 @@ void no_t1_kernel(const Doc& root, Draft& draft) {
   Spec& s = draft.spec;
   s.notes.push_back(root.where.str() + ": the file has no KernelSpecification: the space can be counted, searched "
                     "and replayed, but nothing can be compiled or launched");
-  s.missing_files.push_back({"KernelSpecification", s.path, root.where,
+  s.not_runnable.push_back({"KernelSpecification", s.path, root.where,
                              "the T1 file has no KernelSpecification: there is no kernel to compile or launch"});
   s.kernel.where = root.where;
   s.grid_mode = GridMode::GlobalSize;

@@ -84,9 +84,12 @@ Argument read_argument(const Doc& a, Draft& draft) {
   std::string type = need_string(t, "argument type");
   arg.pointer = !type.empty() && type.back() == '*';
   if (arg.pointer) type.pop_back();
-  auto et = elem_type_from_name(type);
+  auto et = elem_type_with_lanes(type, arg.components);
   if (!et) fail(t.where, "unknown argument type '" + need_string(t, "") + "'; known: int8 uint8 int16 uint16 int32 "
-                         "uint32 int64 uint64 half bf16 float double (append * for a buffer)");
+                         "uint32 int64 uint64 half bf16 float double, and for buffers the vector types float2/3/4, "
+                         "double2/3/4, half2, int2/3/4, ... (append * for a buffer)");
+  if (!arg.pointer && arg.components > 1)
+    fail(t.where, "a vector type by value ('" + type + "') is not supported; pass a buffer ('" + type + "*')");
   arg.type = *et;
   if (const Doc* o = a.find("output")) arg.output = need_bool(*o, "output");
   read_access(a, arg);
@@ -100,6 +103,7 @@ Argument read_argument(const Doc& a, Draft& draft) {
   const Doc& size = required(a, "size", "buffer argument '" + arg.name + "'");
   arg.size = value_as_int(eval_constant(need_expression(size, "size"), draft.spec), size.where, "size");
   if (arg.size < 1) fail(size.where, "size must be at least 1, not " + std::to_string(arg.size));
+  arg.size *= arg.components;  // a float2* of n elements is 2n floats
   read_fill(a, arg, draft);
   return arg;
 }

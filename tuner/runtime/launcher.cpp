@@ -307,7 +307,7 @@ Prepared& Launcher::Impl::prepare_locked(const Problem& problem) {
 Launcher::Launcher(LauncherOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   const Spec spec = load_spec(impl_->options.spec);  // bad specs fail here, not at the first launch
-  spec.require_files();
+  spec.require_runnable();
   impl_->kernel = impl_->options.kernel.empty() ? spec.kernel.name : impl_->options.kernel;
   if (!impl_->options.results.empty()) {
     impl_->results = load_results(impl_->options.results, impl_->kernel);
