@@ -190,3 +190,35 @@ TEST(KernelSignature, VectorTypesOfEveryBase) {
 
 }  // namespace
 }  // namespace ktune
+
+namespace ktune {
+namespace {
+
+// `memory: constant` (YAML) and MemType Constant (T1): a __constant__ array,
+// not a parameter; Kernel Tuner's T1 convention of passing it as one too holds
+// where the kernel takes it.
+TEST(ConstantMemoryArguments, AreNotParametersUnlessTheKernelTakesThem) {
+  TempDir dir;
+  write(dir, "c.cu", "__constant__ float taps[8];\nextern \"C\" __global__ void c(float* out, const float* in) {}\n"
+                     "extern \"C\" __global__ void d(float* out, const float* in, const float* taps_too) {}\n");
+  const std::string head = "problem_size: [64]\ntune_params: {block_size_x: [64]}\narguments:\n"
+                           "  - {name: out, type: float*, size: 64, fill: zeros, output: true}\n"
+                           "  - {name: in, type: float*, size: 64, fill: random}\n"
+                           "  - {name: taps, type: float*, size: 8, fill: random, memory: constant}\n";
+  const Spec c = load_spec(write(dir, "c.yaml", "kernel: {name: c, source: c.cu}\n" + head));
+  EXPECT_EQ(refusal(c), "");
+  EXPECT_TRUE(c.arguments[2].constant_memory);
+  EXPECT_FALSE(c.arguments[2].passed_too);
+  const Spec d = load_spec(write(dir, "d.yaml", "kernel: {name: d, source: c.cu}\n" + head));
+  EXPECT_EQ(refusal(d), "");
+  EXPECT_TRUE(d.arguments[2].passed_too);
+  EXPECT_THROW(load_spec(write(dir, "e.yaml", "kernel: {name: c, source: c.cu}\n" + head.substr(0, head.size() - 1) +
+                                                  "\n  - {name: k, type: int32, value: 1, memory: constant}\n")),
+               Error);
+  std::string bad = head;
+  bad.replace(bad.find("memory: constant"), 16, "memory: shared");
+  EXPECT_THROW(load_spec(write(dir, "f.yaml", "kernel: {name: c, source: c.cu}\n" + bad)), Error);
+}
+
+}  // namespace
+}  // namespace ktune

@@ -151,6 +151,14 @@ CUfunction Module::function(const std::string& lowered_name) const {
   return fn;
 }
 
+std::optional<Module::Global> Module::global(const std::string& name) const {
+  Global g;
+  const CUresult rc = api_.cuModuleGetGlobal(&g.ptr, &g.bytes, module_, name.c_str());
+  if (rc == CUDA_ERROR_NOT_FOUND) return std::nullopt;
+  check(api_, rc, "cuModuleGetGlobal('" + name + "')");
+  return g;
+}
+
 DeviceMemory::DeviceMemory(const CudaApi& api, std::size_t bytes) : api_(&api), bytes_(bytes) {
   // A zero-byte buffer still gets a distinct, valid address.
   check(api, api.cuMemAlloc(&ptr_, bytes ? bytes : 1),

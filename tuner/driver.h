@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,8 @@ namespace ktune::gpu {
   X(cuMemsetD8Async) X(cuMemGetInfo) X(cuEventCreate) X(cuEventRecord)                      \
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuStreamCreate)           \
   X(cuStreamDestroy) X(cuStreamSynchronize) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)      \
-  X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async)
+  X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async)             \
+  X(cuModuleGetGlobal)
 
 struct CudaApi {
 #define KTUNE_CUDA_MEMBER(name) decltype(&::name) name = nullptr;
@@ -117,6 +119,13 @@ class Module {
   Module& operator=(const Module&) = delete;
 
   CUfunction function(const std::string& lowered_name) const;
+  // A module-scope variable (a __constant__ array): its address and size;
+  // nullopt when the module has none by that name.
+  struct Global {
+    CUdeviceptr ptr = 0;
+    std::size_t bytes = 0;
+  };
+  std::optional<Global> global(const std::string& name) const;
 
  private:
   const CudaApi& api_;

@@ -204,6 +204,12 @@ ArgSpec ArgSpec::buffer(std::string name, ElemType type, std::uint64_t count, Fi
   return a;
 }
 
+ArgSpec ArgSpec::constant(std::string name, ElemType type, std::uint64_t count, Fill fill) {
+  ArgSpec a = buffer(std::move(name), type, count, std::move(fill), false);
+  a.kind = ArgKind::Constant;
+  return a;
+}
+
 ArgSpec ArgSpec::scalar(std::string name, ElemType type, double value) {
   ArgSpec a;
   a.name = std::move(name);
@@ -265,10 +271,13 @@ ArgumentSet::ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs)
   pristine_.resize(n);
   initial_.resize(n);
   storage_.assign(n, 0);
-  params_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const ArgSpec& a = specs_[i];
-    params_[i] = &storage_[i];
+    if (a.kind == ArgKind::Constant) {
+      constants_.emplace_back(a.name, fill_host(a));
+      continue;
+    }
+    params_.push_back(&storage_[i]);
     if (a.kind == ArgKind::Scalar) {
       auto bytes = scalar_bytes(a);
       std::memcpy(&storage_[i], bytes.data(), bytes.size());
@@ -298,6 +307,22 @@ ArgumentSet::ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs)
   }
   // Pageable uploads may still be in flight when cuMemcpyHtoD returns.
   check(api_, api_.cuCtxSynchronize(), "uploading arguments");
+}
+
+std::string ArgumentSet::upload_constants(const Module& module) const {
+  std::vector<Module::Global> targets;
+  for (const auto& [name, bytes] : constants_) {
+    const std::optional<Module::Global> g = module.global(name);
+    if (!g) return "constant memory: the kernel's module has no __constant__ array '" + name + "'";
+    if (g->bytes < bytes.size())
+      return "constant memory: '" + name + "' holds " + std::to_string(g->bytes) + " bytes, the argument " +
+             std::to_string(bytes.size());
+    targets.push_back(*g);
+  }
+  for (std::size_t i = 0; i < constants_.size(); ++i)
+    check(api_, api_.cuMemcpyHtoD(targets[i].ptr, constants_[i].second.data(), constants_[i].second.size()),
+          "cuMemcpyHtoD(__constant__ '" + constants_[i].first + "')");
+  return "";
 }
 
 void ArgumentSet::prepare_verified_run() {

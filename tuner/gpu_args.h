@@ -62,7 +62,9 @@ struct Fill {
   static Fill with(FillKind kind) { Fill f; f.kind = kind; return f; }
 };
 
-enum class ArgKind : std::uint8_t { Scalar, Buffer };
+// Constant: data for a __constant__ array of the module named like the
+// argument, copied there after each module load; not a kernel parameter.
+enum class ArgKind : std::uint8_t { Scalar, Buffer, Constant };
 
 struct ArgSpec {
   std::string name;
@@ -79,6 +81,7 @@ struct ArgSpec {
                         bool output = false);
   static ArgSpec scalar(std::string name, ElemType type, double value);
   static ArgSpec scalar_int(std::string name, ElemType type, std::int64_t value);
+  static ArgSpec constant(std::string name, ElemType type, std::uint64_t count, Fill fill = {});
 };
 
 // A buffer's contents on the host, tagged with what it is.
@@ -125,8 +128,13 @@ class ArgumentSet {
   // Queued on the legacy default stream, which every launch on a blocking
   // stream (the Measurer's) waits for; failures may surface at that launch.
   void prepare_verified_run();
-  // cuLaunchKernel's kernelParams; valid while this object lives.
+  // cuLaunchKernel's kernelParams (Constant arguments are not among them);
+  // valid while this object lives.
   void** kernel_params() { return params_.data(); }
+  // Copies each Constant argument into the module's __constant__ array of its
+  // name. "" when done; else why this module cannot take them (no such
+  // symbol, or a symbol smaller than the data), and nothing is copied.
+  std::string upload_constants(const Module& module) const;
   // The current contents of every output buffer, in argument order.
   std::vector<HostBuffer> read_outputs() const;
   // Every output buffer on the device, in argument order; valid while this lives.
@@ -144,6 +152,7 @@ class ArgumentSet {
   std::vector<DeviceBufferView> outputs_;
   std::vector<std::uint64_t> storage_;  // 8-byte slots: device pointers and scalar bytes
   std::vector<void*> params_;
+  std::vector<std::pair<std::string, std::vector<std::uint8_t>>> constants_;  // name, bytes
 };
 
 }  // namespace ktune::gpu

@@ -120,9 +120,11 @@ db::Status db_status(gpu::Status s) {
 std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec) {
   std::vector<gpu::ArgSpec> out;
   for (const Argument& a : spec.arguments) {
-    if (a.constant_memory)
-      throw Error::bad_input("argument '" + a.name + "': __constant__ memory arguments are not supported yet", a.where);
     const gpu::ElemType t = engine_type(a.type);
+    if (a.constant_memory) {
+      out.push_back(gpu::ArgSpec::constant(a.name, t, static_cast<uint64_t>(a.size), engine_fill(a)));
+      if (!a.passed_too) continue;
+    }
     if (!a.pointer) {
       out.push_back(elem_type_is_float(a.type) ? gpu::ArgSpec::scalar(a.name, t, a.value.as_float())
                                                : gpu::ArgSpec::scalar_int(a.name, t, a.value.as_int()));

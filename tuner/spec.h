@@ -63,7 +63,12 @@ struct Argument {
   Value value;                  // scalars: the value passed, already of the right kind
   bool output = false;          // compared against the reference after each run
   bool read_write = false;      // an output the kernel also reads (restored, not poisoned)
-  bool constant_memory = false; // T1 MemType Constant: copied to the __constant__ symbol `name`
+  // YAML `memory: constant`, T1 MemType Constant: copied to the __constant__
+  // array `name` of each configuration's module, not a kernel parameter...
+  bool constant_memory = false;
+  // ...unless the kernel takes it as one too (Kernel Tuner's T1 reader passes
+  // it both ways); set by the signature check.
+  bool passed_too = false;
   SourceLocation where;
 };
 

@@ -67,7 +67,10 @@ void check_one(Draft& d, const std::string& kernel, const std::vector<KernelPara
     all.push_back(&a);
     if (!a.constant_memory) args.push_back(&a);
   }
-  if (params.size() != args.size() && params.size() == all.size()) args = all;
+  if (params.size() != args.size() && params.size() == all.size() && all.size() > args.size()) {
+    args = all;
+    for (Argument& a : d.spec.arguments) a.passed_too = a.constant_memory;
+  }
   const SourceLocation& where = args.empty() ? d.spec.kernel.where : args.front()->where;
   if (params.size() != args.size()) {
     not_runnable(d, where, "kernel '" + kernel + "' takes " + std::to_string(params.size()) + " parameter(s), the spec passes " +

@@ -75,7 +75,7 @@ void read_access(const Doc& a, Argument& arg) {
 Argument read_argument(const Doc& a, Draft& draft) {
   need_map(a, "an argument");
   check_keys(a, {"name", "type", "size", "fill", "value", "seed", "range", "start", "step", "generator", "path",
-                 "output", "access"},
+                 "output", "access", "memory"},
              "an argument");
   Argument arg;
   arg.where = a.where;
@@ -93,8 +93,16 @@ Argument read_argument(const Doc& a, Draft& draft) {
   arg.type = *et;
   if (const Doc* o = a.find("output")) arg.output = need_bool(*o, "output");
   read_access(a, arg);
+  if (const Doc* m = a.find("memory")) {
+    const std::string& where = need_string(*m, "memory");
+    if (where != "constant" && where != "global")
+      fail(m->where, "memory must be constant (a __constant__ array of that name) or global, not '" + where + "'");
+    arg.constant_memory = where == "constant";
+    if (arg.constant_memory && arg.output) fail(m->where, "a __constant__ array cannot be an output");
+  }
   if (!arg.pointer) {
-    for (const char* k : {"size", "fill", "seed", "range", "start", "step", "generator", "path", "output", "access"})
+    for (const char* k : {"size", "fill", "seed", "range", "start", "step", "generator", "path", "output", "access",
+                          "memory"})
       if (a.find(k)) fail(a.key_location(k), std::string("'").append(k).append("' applies to buffers (type ending in *), not scalars"));
     const Doc& v = required(a, "value", "scalar argument '" + arg.name + "'");
     arg.value = coerce_to_elem(eval_constant(need_expression(v, "value"), draft.spec), arg.type, v.where, "value");

@@ -158,6 +158,12 @@ void Session::execute(const Job& job, Result& r) {
   fill_occupancy(*api_, fn, device_, g, r.resources);
   r.load_ms = lap();
   ArgumentSet& args = arguments(job);
+  // Each configuration's module has its own __constant__ arrays: fill them.
+  if (std::string why_not = args.upload_constants(*module_); !why_not.empty()) {
+    r.status = Status::Invalid;
+    r.reason = why_not;
+    return;
+  }
   NvtxRange range(job.label);
   lap();  // argument set-up (once per worker, normally) counts as framework time
   if (job.verify || job.capture_outputs) {
