@@ -491,3 +491,52 @@ TEST_F(Cli, TuneTakesKernelTunerStrategyNamesAndOptions) {
 }
 
 }  // namespace
+
+namespace {
+
+// Queries as a user types them: part of a device's name, a configuration's
+// values, and tables that say which parameter is which.
+TEST_F(Cli, QueriesTakePartOfADeviceNameAndConfigurationValues) {
+  ASSERT_EQ(ktune("import " + kVecData + " --db " + db_).status, 0);
+  ASSERT_EQ(ktune("import " + kVecData + " --device 'NVIDIA H200' --db " + db_).status, 0);
+  Ran r = ktune("best --device h100 --json --db " + db_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["device"], "NVIDIA H100 80GB HBM3");
+  r = ktune("best --device nvidia --db " + db_, true);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("matches 2 devices"), std::string::npos) << r.out;
+  r = ktune("results --device H100 --config block_size_x=256,vector_width=4 --json --db " + db_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j.empty());
+  for (const auto& row : j) {
+    EXPECT_EQ(row["config"]["block_size_x"], 256);
+    EXPECT_EQ(row["config"]["vector_width"], 4);
+  }
+  EXPECT_EQ(nlohmann::json::parse(ktune("results --device H100 --config block_size_x=256 --limit 3 --json --db " + db_).out)
+                .size(),
+            3u);
+  r = ktune("results --config nosuch=1 --db " + db_, true);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("has no parameter 'nosuch'"), std::string::npos) << r.out;
+  r = ktune("results --limit 2 --db " + db_);
+  EXPECT_NE(r.out.find("configuration (block_size_x,items_per_thread,vector_width,unroll,grid_stride)"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(Cli, AnArchitectureNvrtcCannotTargetIsRefusedOnce) {
+  Ran r = ktune("compile " + kVecSpec + " --arch sm_52 --sample 3", true);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--arch sm_52: NVRTC"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sm_90"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("FAILED"), std::string::npos) << r.out;  // no configuration was tried
+}
+
+}  // namespace

@@ -2,9 +2,11 @@
 // path and duration options.
 #include "tuner/cli.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 
+#include "db/store.h"
 #include "search/error.h"
 #include "tuner/spec.h"
 
@@ -14,6 +16,32 @@ std::string ResultsOptions::resolved_db() const {
   if (!db.empty()) return db;
   if (const char* env = std::getenv("KTUNE_DB"); env && *env) return env;
   return "ktune.db";
+}
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::string resolved_device(db::Store& store, const std::string& name) {
+  if (name.empty()) return name;
+  std::vector<std::string> matches;
+  for (const db::DeviceRow& d : store.devices()) {
+    if (d.info.name == name) return name;
+    if (lower(d.info.name).find(lower(name)) != std::string::npos) matches.push_back(d.info.name);
+  }
+  if (matches.size() == 1) return matches.front();
+  if (matches.size() > 1) {
+    std::string list;
+    for (const std::string& m : matches) list.append(list.empty() ? "" : "; ").append(m);
+    throw Error::bad_input("--device '" + name + "' matches " + std::to_string(matches.size()) + " devices: " + list +
+                           " (give more of the name)");
+  }
+  return name;
 }
 
 double duration_option(const std::string& option, const std::string& text) {

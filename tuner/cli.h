@@ -13,6 +13,9 @@
 namespace CLI {
 class App;
 }
+namespace ktune::db {
+class Store;
+}
 
 namespace ktune::cli {
 
@@ -29,6 +32,12 @@ struct ResultsOptions {
   bool json = false;
   std::string resolved_db() const;
 };
+
+// The device `--device NAME` means in `store`: the name itself when a device
+// has it, else the one device whose name contains it (case ignored: "H100",
+// "rtx 3090"); several is bad input listing them; none returns `name` as given
+// (the query then says it is unknown).
+std::string resolved_device(db::Store& store, const std::string& name);
 
 // Seconds in a duration option's text: a unit (spec.h's parse_duration: 90s,
 // 10m, 1.5h) or plain seconds, > 0. Anything else is bad input naming `option`.

@@ -3,6 +3,8 @@
 // shared and local memory, spills and theoretical occupancy.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include <chrono>
 #include <iostream>
 #include <random>
@@ -163,6 +165,14 @@ int run_compile(const CompileOptions& o) {
   const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
   spec.require_runnable();
   const Arch requested = Arch::parse(o.arch);
+  // Once, before anything compiles: an architecture this NVRTC cannot target.
+  if (const auto& archs = Compiler::supported_archs();
+      !archs.empty() && std::find(archs.begin(), archs.end(), requested.sm) == archs.end()) {
+    std::string list;
+    for (int a : archs) list.append(list.empty() ? "sm_" : ", sm_").append(std::to_string(a));
+    throw Error::bad_input("--arch " + o.arch + ": NVRTC " + Compiler::nvrtc_version() + " compiles for " + list +
+                           " only");
+  }
   const std::optional<Arch> target = spec.kernel.target_arch(requested);
   if (!target) throw Error::bad_input("--arch " + o.arch + ": " + spec.kernel.not_written_for(requested));
   const Arch arch = *target;

@@ -80,7 +80,7 @@ int run_export(const ExportOptions& o) {
   db::Store store(o.resolved_db(), so);
   db::Filter f;
   f.kernel = o.kernel;
-  f.device = o.device;
+  f.device = resolved_device(store, o.device);
   // A replay's rows were recorded elsewhere (tune --simulate): never shipped as
   // measurements; --include-replays exports them marked as replayed.
   if (!o.include_replays) {

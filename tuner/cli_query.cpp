@@ -1,6 +1,7 @@
 // `ktune best` and `ktune results`: queries over the results database.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 #include "db/store.h"
@@ -17,6 +18,7 @@ namespace {
 
 struct QueryOptions : ResultsOptions {
   std::string spec;
+  std::string config;  // --config k=v,...
   std::string status;
   std::string problem_size;
   std::string sort = "time";
@@ -27,17 +29,17 @@ struct QueryOptions : ResultsOptions {
 void add_common(CLI::App* sub, QueryOptions& o) {
   sub->add_option("--db", o.db, "results database (default $KTUNE_DB, else ./ktune.db)");
   sub->add_option("--kernel", o.kernel, "kernel name");
-  sub->add_option("--device", o.device, "device name");
+  sub->add_option("--device", o.device, "device name, or any part of it that names one device");
   sub->add_option("--arch", o.arch, "compute capability, e.g. sm_90 (instead of --device)");
   sub->add_option("--problem-size", o.problem_size, "problem size, e.g. 4096 or 4096,4096");
   sub->add_flag("--json", o.json, "machine-readable output");
 }
 
-db::Filter make_filter(const QueryOptions& o) {
+db::Filter make_filter(const QueryOptions& o, db::Store& store) {
   db::Filter f;
   f.kernel = o.kernel;
   if (!o.spec.empty() && f.kernel.empty()) f.kernel = load_spec(o.spec).kernel.name;
-  f.device = o.device;
+  f.device = resolved_device(store, o.device);
   if (!o.arch.empty()) f.compute_capability = Arch::parse(o.arch).sm;
   if (!o.problem_size.empty()) {
     db::ProblemSize ps;
@@ -106,6 +108,35 @@ Json row_json(const db::ResultRow& r, bool samples) {
   return j;
 }
 
+// Rows whose configuration has each `--config` value; a name no row's kernel
+// has is bad input naming the parameters there are.
+std::vector<db::ResultRow> with_config(std::vector<db::ResultRow> rows, const std::string& config, int64_t limit) {
+  if (config.empty()) return rows;
+  std::vector<std::string> items;
+  for (size_t at = 0; at <= config.size();) {
+    const size_t comma = std::min(config.find(',', at), config.size());
+    if (comma > at) items.push_back(config.substr(at, comma - at));
+    at = comma + 1;
+  }
+  const ConstantOverrides wanted = parse_constant_overrides(items);
+  std::vector<db::ResultRow> out;
+  for (db::ResultRow& r : rows) {
+    bool match = true;
+    for (const auto& [name, value] : wanted) {
+      const auto it = std::find(r.param_names.begin(), r.param_names.end(), name);
+      if (it == r.param_names.end()) {
+        std::string names;
+        for (const std::string& n : r.param_names) names.append(names.empty() ? "" : ", ").append(n);
+        throw Error::bad_input("--config: kernel '" + r.kernel + "' has no parameter '" + name + "' (" + names + ")");
+      }
+      match = match && r.eval.config[size_t(it - r.param_names.begin())] == value;
+    }
+    if (match) out.push_back(std::move(r));
+    if (limit > 0 && int64_t(out.size()) == limit) break;
+  }
+  return out;
+}
+
 void print_rows(const std::vector<db::ResultRow>& rows, bool json, bool samples) {
   if (json) {
     Json a = Json::array();
@@ -113,7 +144,16 @@ void print_rows(const std::vector<db::ResultRow>& rows, bool json, bool samples)
     std::cout << a.dump(2) << '\n';
     return;
   }
-  Table t({"kernel", "device", "problem", "configuration", "status", "time ms", "metrics"});
+  // The configuration's column names its parameters when the rows share them.
+  std::string configuration = "configuration";
+  if (!rows.empty() && std::all_of(rows.begin(), rows.end(), [&](const db::ResultRow& r) {
+        return r.param_names == rows.front().param_names;
+      })) {
+    std::string names;
+    for (const std::string& n : rows.front().param_names) names.append(names.empty() ? "" : ",").append(n);
+    configuration += " (" + names + ")";
+  }
+  Table t({"kernel", "device", "problem", configuration, "status", "time ms", "metrics"});
   for (const auto& r : rows) {
     std::string metrics;
     for (const auto& [k, v] : r.eval.metrics) metrics += (metrics.empty() ? "" : " ") + k + "=" + fixed(v, 2);
@@ -134,7 +174,7 @@ db::Store open_for_query(const QueryOptions& o) {
 
 int run_best(const QueryOptions& o) {
   db::Store store = open_for_query(o);
-  const db::Filter f = make_filter(o);
+  const db::Filter f = make_filter(o, store);
   store.require_known(f);
   const auto rows = store.best(f);
   print_rows(rows, o.json, o.samples);
@@ -150,9 +190,10 @@ int run_best(const QueryOptions& o) {
 
 int run_results(const QueryOptions& o) {
   db::Store store = open_for_query(o);
-  const db::Filter f = make_filter(o);
+  db::Filter f = make_filter(o, store);
   store.require_known(f);
-  print_rows(store.results(f), o.json, o.samples);
+  if (!o.config.empty()) f.limit = 0;  // the limit counts the rows that match
+  print_rows(with_config(store.results(f), o.config, o.limit), o.json, o.samples);
   return 0;
 }
 
@@ -169,6 +210,7 @@ void add_query_commands(CLI::App& app, CommandResult& result) {
   CLI::App* res = app.add_subcommand("results", "Stored measurements, filtered and sorted");
   res->add_option("spec", r->spec, "tuning spec (its kernel name selects the results)");
   add_common(res, *r);
+  res->add_option("--config", r->config, "only configurations with these values, e.g. block_size_x=256,tile=2");
   res->add_option("--status", r->status, "ok, invalid, compile_error, runtime_error, timeout, wrong_result");
   res->add_option("--sort", r->sort, "time (fastest first), newest or id")->capture_default_str();
   res->add_option("--limit", r->limit, "at most N rows");

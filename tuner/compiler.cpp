@@ -242,6 +242,18 @@ std::string Compiler::nvrtc_version() {
   return version;
 }
 
+const std::vector<int>& Compiler::supported_archs() {
+  static const std::vector<int> archs = [] {
+    int n = 0;
+    std::vector<int> out;
+    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return out;
+    out.resize(static_cast<size_t>(n));
+    if (nvrtcGetSupportedArchs(out.data()) != NVRTC_SUCCESS) out.clear();
+    return out;
+  }();
+  return archs;
+}
+
 CompileResult Compiler::compile(const CompileRequest& request) const {
   auto start = std::chrono::steady_clock::now();
   std::string source = request.source;

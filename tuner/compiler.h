@@ -80,6 +80,8 @@ class Compiler {
 
   // NVRTC's version as "13.0"; part of every cache key.
   static std::string nvrtc_version();
+  // The sm numbers this NVRTC can compile for (nvrtcGetSupportedArchs), ascending.
+  static const std::vector<int>& supported_archs();
   const CubinCache* cache() const { return cache_ ? &*cache_ : nullptr; }
   const std::filesystem::path& cuda_include_dir() const { return cuda_include_dir_; }
 
