@@ -267,10 +267,14 @@ CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, co
   for (uint64_t b : o.budgets)
     if (b > 0 && b <= k_max) result.random_exact.push_back(random_at(l, b));
   for (double f : o.fractions) result.random_exact_to_fraction.push_back(random_to(l, f));
+  const size_t per = std::max<size_t>(o.runs, 1);
+  size_t runs_done = 0;
   for (const StrategyRun& s : strategies) {
     std::vector<RunCurve> runs;
-    for (size_t i = 0; i < std::max<size_t>(o.runs, 1); ++i)
+    for (size_t i = 0; i < per; ++i) {
       runs.push_back(replay(space, table, l, s, o.first_seed + i, k_max, o));
+      if (o.progress) o.progress(++runs_done, per * strategies.size(), s.label.empty() ? s.name : s.label);
+    }
     result.strategies.push_back(summarise(s.label.empty() ? s.name : s.label, runs, l, random, k_max, o));
   }
   return result;

@@ -70,6 +70,8 @@ struct CompareOptions {
   // charged its compile_s then and not again when measured (CompileLedger).
   FeatureSource features;
   std::vector<Observation> prior;  // given to the strategies (StrategyContext::prior)
+  // Told after each replayed run: (runs done, runs in all, the strategy's label).
+  std::function<void(size_t, size_t, const std::string&)> progress;
 };
 
 struct Spread {

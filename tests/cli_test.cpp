@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 namespace {
@@ -537,6 +538,32 @@ TEST_F(Cli, AnArchitectureNvrtcCannotTargetIsRefusedOnce) {
   EXPECT_NE(r.out.find("--arch sm_52: NVRTC"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("sm_90"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("FAILED"), std::string::npos) << r.out;  // no configuration was tried
+}
+
+}  // namespace
+
+namespace {
+
+// compile --all streams: every valid configuration once, in the space's order,
+// in a JSON document that says it was not interrupted.
+TEST_F(Cli, CompileAllStreamsEveryConfigurationInOrder) {
+  std::ofstream(dir_ / "k.cu") << "extern \"C\" __global__ void k(float* a) { a[threadIdx.x] = scale; }\n";
+  std::ofstream(dir_ / "k.yaml") << "kernel: {name: k, source: k.cu}\nproblem_size: [1024]\n"
+                                    "tune_params: {block_size_x: [32, 64, 128], scale: [1, 2, 3, 4, 5, 6, 7]}\n"
+                                    "restrictions: [\"block_size_x * scale <= 512\"]\n"
+                                    "arguments:\n  - {name: a, type: float*, size: 1024, fill: zeros}\n";
+  Ran r = ktune("compile " + (dir_ / "k.yaml").string() + " --all -j 2 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["interrupted"].get<bool>());
+  ASSERT_EQ(j["configurations"].size(), 7u + 7u + 4u);  // scale <= 16, 8, 4: all 7, all 7, 4
+  std::set<std::string> seen;
+  for (const auto& c : j["configurations"]) {
+    EXPECT_EQ(c["status"], "ok") << c.dump();
+    EXPECT_TRUE(seen.insert(c["config"].dump()).second) << c.dump();
+  }
+  Ran text = ktune("compile " + (dir_ / "k.yaml").string() + " --all -j 2");
+  EXPECT_NE(text.out.find("k for sm_90, 18 configurations"), std::string::npos) << text.out;
 }
 
 }  // namespace

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
+#include <deque>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -41,124 +44,214 @@ struct Row {
   Config config;
   std::string launch_error;
   CompileResult result;
+  bool done = false;
+  bool ok() const { return done && launch_error.empty() && result.ok; }
 };
 
-std::vector<Config> choose_configs(const Spec& spec, const CompileOptions& o) {
+std::atomic<bool> g_interrupted{false};
+extern "C" void compile_on_sigint(int) { g_interrupted = true; }  // extern "C": one name per program
+
+// The configurations to compile: one, a sample, or every valid one, taken by
+// index as they are compiled (never all in memory: a space of millions streams).
+struct Selection {
+  const SearchSpace* space = nullptr;
+  std::vector<Config> listed;
+  bool every = false;
+  uint64_t size() const { return every ? space->size() : listed.size(); }
+  Config at(uint64_t i) const { return every ? space->at(i) : listed[i]; }
+};
+
+Selection choose_configs(const Spec& spec, const CompileOptions& o) {
   const SearchSpace& space = spec.space();
+  Selection sel{&space, {}, false};
   if (!o.config.empty()) {
     auto c = space.config_of(parse_config_option(spec, o.config));
     if (!c || !space.is_valid(*c))
       throw Error::bad_input("--config " + o.config + " breaks the spec's restrictions");
-    return {*c};
+    sel.listed = {*c};
+    return sel;
   }
   if (space.count_valid() == 0) throw Error::failed(spec.path + ": no valid configuration to compile");
-  std::vector<Config> out;
   if (o.all) {
-    for (uint64_t i = 0; i < space.size(); ++i) out.push_back(space.at(i));
-    return out;
+    sel.every = true;
+    return sel;
   }
   std::mt19937_64 rng(o.seed);
-  return space.sample(o.sample ? o.sample : 1, rng, true);
+  sel.listed = space.sample(o.sample ? o.sample : 1, rng, true);
+  return sel;
 }
 
+Json row_json(const Spec& spec, const Row& r) {
+  Json j = {{"config", config_json(spec.space(), r.config)}};
+  j["status"] = r.ok() ? "ok" : (r.launch_error.empty() ? "compile_error" : "invalid");
+  if (!r.launch_error.empty() && !r.result.ok) {
+    j["reason"] = r.launch_error;
+    return j;
+  }
+  if (!r.launch_error.empty()) j["reason"] = r.launch_error;
+  const KernelResources& res = r.result.resources;
+  j["compile_ms"] = r.result.compile_ms;
+  j["cache_hit"] = r.result.cache_hit;
+  if (r.result.ok) {
+    j["registers"] = res.registers;
+    j["static_shared_bytes"] = res.static_smem;
+    j["local_bytes"] = res.local_bytes;
+    j["spill_store_bytes"] = res.spill_store_bytes;
+    j["spill_load_bytes"] = res.spill_load_bytes;
+    if (r.result.occupancy) {
+      j["occupancy"] = r.result.occupancy->fraction;
+      j["occupancy_limited_by"] = r.result.occupancy->limited_by;
+      if (!r.result.occupancy->error.empty()) j["occupancy_error"] = r.result.occupancy->error;
+    }
+  }
+  j["log"] = r.result.log;
+  return j;
+}
+
+// Prints rows as they are done, in selection order: a JSON document whose
+// configurations array is written element by element, or a table whose
+// columns are sized from the parameters' values up front.
+class RowPrinter {
+ public:
+  RowPrinter(const Spec& spec, const Arch& arch, uint64_t total, bool json, bool show_log)
+      : spec_(spec), json_(json), show_log_(show_log) {
+    if (json_) {
+      std::cout << "{\n  \"spec\": " << Json(spec.path).dump() << ",\n  \"kernel\": " << Json(spec.kernel.name).dump()
+                << ",\n  \"arch\": " << Json(arch.name()).dump() << ",\n  \"configurations\": [";
+      return;
+    }
+    std::cout << spec.kernel.name << " for " << arch.name() << ", " << total << " configuration"
+              << (total == 1 ? "" : "s") << "\n";
+    for (const Parameter& p : spec.space().parameters()) {
+      size_t w = 0;
+      for (const Value& v : p.values) w = std::max(w, v.str().size());
+      key_width_ += w + (key_width_ ? 1 : 0);
+    }
+    key_width_ = std::max<size_t>(key_width_, 13);
+    line({"configuration", "status", "ms", "regs", "smem", "local", "spill", "occupancy", "cache"});
+    std::cout << std::string(key_width_ + 2 + 8 + 9 + 6 + 7 + 7 + 7 + 11 + 6, '-') << '\n';
+  }
+
+  void row(const Row& r) {
+    ++printed_;
+    if (json_) {
+      std::cout << (printed_ == 1 ? "\n    " : ",\n    ") << row_json(spec_, r).dump();
+      return;
+    }
+    const std::string key = spec_.space().key(r.config);
+    const auto& res = r.result.resources;
+    if (!r.launch_error.empty() && !r.result.ok) {
+      line({key, "invalid", "", "", "", "", "", "", r.launch_error});
+    } else if (!r.result.ok) {
+      line({key, "FAILED", fixed(r.result.compile_ms, 1), "", "", "", "", "", r.result.error_line()});
+    } else {
+      const int spill = std::max(res.spill_store_bytes, 0) + std::max(res.spill_load_bytes, 0);
+      std::string occ = "-";
+      if (r.result.occupancy)
+        occ = r.result.occupancy->error.empty() ? fixed(100 * r.result.occupancy->fraction, 0) + "%" : "n/a";
+      line({key, r.launch_error.empty() ? "ok" : "invalid", fixed(r.result.compile_ms, 1), std::to_string(res.registers),
+            std::to_string(res.static_smem), std::to_string(res.local_bytes), std::to_string(spill), occ,
+            r.launch_error.empty() ? (r.result.cache_hit ? "hit" : "miss") : r.launch_error});
+    }
+    if (show_log_ && !r.result.log.empty()) std::cout << "--- log of " << key << "\n" << r.result.log << '\n';
+  }
+
+  void finish(bool interrupted) {
+    if (json_) {
+      std::cout << (printed_ ? "\n  ],\n" : "],\n") << "  \"interrupted\": " << (interrupted ? "true" : "false")
+                << "\n}\n";
+    }
+    std::cout.flush();
+  }
+
+ private:
+  void line(const std::vector<std::string>& cells) {
+    static const size_t widths[] = {0, 8, 9, 6, 7, 7, 7, 11, 6};
+    std::string out;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const size_t w = i == 0 ? key_width_ + 2 : widths[i];
+      std::string cell = cells[i];
+      if (i + 1 < cells.size() && cell.size() < w) cell.resize(w, ' ');
+      else if (i + 1 < cells.size()) cell += ' ';
+      out += cell;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    std::cout << out << '\n';
+  }
+
+  const Spec& spec_;
+  bool json_, show_log_;
+  size_t key_width_ = 0;
+  uint64_t printed_ = 0;
+};
+
 // Compiles through the same pool of worker processes as `ktune tune`
-// (NVRTC scales over processes, not threads: tuner/compile_pool.h).
-void compile_all(const Spec& spec, const Arch& arch, std::vector<Row>& rows, unsigned jobs, double time_limit_s,
-                 bool progress) {
+// (NVRTC scales over processes, not threads: tuner/compile_pool.h), keeping a
+// bounded window of configurations in flight; each is printed when it and
+// every one before it are done, then forgotten (its cubin first). Ctrl-C stops
+// it: what was done is printed. Returns {failed, interrupted}.
+std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const Selection& sel, unsigned jobs,
+                                      double time_limit_s, RowPrinter& printer, bool progress) {
   CompilePoolOptions po;
   po.workers = jobs;
   po.time_limit_s = time_limit_s;
+  po.interrupt = &g_interrupted;
   CompilePool pool(po);
-  size_t done = 0, failed = 0;
-  Progress bar("compile", rows.size(), progress);
+  const uint64_t total = sel.size();
+  const size_t window = std::max<size_t>(64, 8 * size_t(jobs));
+  Progress bar("compile", total, progress);
+  std::deque<Row> pending;  // selection order; front is the next to print
+  uint64_t first = 0, next = 0, done = 0, failed = 0;
   std::vector<CompilePool::Ticket> waiting;
-  std::unordered_map<CompilePool::Ticket, size_t> row_of;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto values = spec.space().values(rows[i].config);
-    KernelBuild b = plan_build(spec, values, arch);
-    if (!b.request) {
-      rows[i].launch_error = b.launch.error;
-      ++failed;
-      bar.update(++done, "failed " + std::to_string(failed));
-      continue;
-    }
-    const CompilePool::Ticket t = pool.submit(std::move(*b.request));
-    waiting.push_back(t);
-    row_of[t] = i;
-  }
-  while (!waiting.empty()) {
-    auto [ticket, result] = pool.take_any(waiting);
-    Row& row = rows[row_of.at(ticket)];
-    row.result = std::move(result);
-    // A launch the architecture cannot take (static plus dynamic shared memory
-    // past the opt-in maximum, a block past the kernel's thread limit) is found
-    // here, from the cubin, as the GPU would find it before launching.
-    if (row.result.ok && row.result.occupancy && !row.result.occupancy->error.empty())
-      row.launch_error = row.result.occupancy->error;
-    if (!row.result.ok || !row.launch_error.empty()) ++failed;
+  std::unordered_map<CompilePool::Ticket, uint64_t> index_of;
+  auto finished = [&](Row& row) {
+    row.done = true;
+    row.result.cubin.clear();
+    row.result.cubin.shrink_to_fit();
+    if (!row.ok()) ++failed;
     bar.update(++done, "failed " + std::to_string(failed));
+  };
+  while (next < total || !waiting.empty()) {
+    while (next < total && pending.size() < window && !g_interrupted) {
+      Row& row = pending.emplace_back();
+      row.config = sel.at(next);
+      KernelBuild b = plan_build(spec, spec.space().values(row.config), arch);
+      if (!b.request) {
+        row.launch_error = b.launch.error;
+        finished(row);
+      } else {
+        const CompilePool::Ticket t = pool.submit(std::move(*b.request));
+        waiting.push_back(t);
+        index_of[t] = next;
+      }
+      ++next;
+    }
+    if (g_interrupted) break;
+    if (!waiting.empty()) {
+      try {
+        auto [ticket, result] = pool.take_any(waiting);
+        Row& row = pending[index_of.at(ticket) - first];
+        index_of.erase(ticket);
+        row.result = std::move(result);
+        // A launch the architecture cannot take (static plus dynamic shared
+        // memory past the opt-in maximum, a block past the kernel's thread
+        // limit) is found here, from the cubin, as the GPU would find it.
+        if (row.result.ok && row.result.occupancy && !row.result.occupancy->error.empty())
+          row.launch_error = row.result.occupancy->error;
+        finished(row);
+      } catch (const Error&) {
+        if (!g_interrupted) throw;
+        break;
+      }
+    }
+    while (!pending.empty() && pending.front().done) {
+      printer.row(pending.front());
+      pending.pop_front();
+      ++first;
+    }
   }
   bar.finish();
-}
-
-void print_json(const Spec& spec, const Arch& arch, const std::vector<Row>& rows) {
-  Json a = Json::array();
-  for (const Row& r : rows) {
-    Json j = {{"config", config_json(spec.space(), r.config)}};
-    const bool ok = r.launch_error.empty() && r.result.ok;
-    j["status"] = ok ? "ok" : (r.launch_error.empty() ? "compile_error" : "invalid");
-    if (!r.launch_error.empty()) {
-      j["reason"] = r.launch_error;
-    } else {
-      const KernelResources& res = r.result.resources;
-      j["compile_ms"] = r.result.compile_ms;
-      j["cache_hit"] = r.result.cache_hit;
-      if (ok) {
-        j["registers"] = res.registers;
-        j["static_shared_bytes"] = res.static_smem;
-        j["local_bytes"] = res.local_bytes;
-        j["spill_store_bytes"] = res.spill_store_bytes;
-        j["spill_load_bytes"] = res.spill_load_bytes;
-        if (r.result.occupancy) {
-          j["occupancy"] = r.result.occupancy->fraction;
-          j["occupancy_limited_by"] = r.result.occupancy->limited_by;
-          if (!r.result.occupancy->error.empty()) j["occupancy_error"] = r.result.occupancy->error;
-        }
-      }
-      j["log"] = r.result.log;
-    }
-    a.push_back(j);
-  }
-  Json out = {{"spec", spec.path}, {"kernel", spec.kernel.name}, {"arch", arch.name()}, {"configurations", a}};
-  std::cout << out.dump(2) << '\n';
-}
-
-void print_table(const Spec& spec, const Arch& arch, const std::vector<Row>& rows, bool show_log) {
-  std::cout << spec.kernel.name << " for " << arch.name() << ", " << rows.size() << " configuration"
-            << (rows.size() == 1 ? "" : "s") << "\n";
-  Table t({"configuration", "status", "ms", "regs", "smem", "local", "spill", "occupancy", "cache"});
-  for (const Row& r : rows) {
-    const std::string key = spec.space().key(r.config);
-    if (!r.launch_error.empty()) {
-      t.add({key, "invalid", "", "", "", "", "", "", r.launch_error});
-      continue;
-    }
-    const auto& res = r.result.resources;
-    if (!r.result.ok) {
-      t.add({key, "FAILED", fixed(r.result.compile_ms, 1), "", "", "", "", "", r.result.error_line()});
-      continue;
-    }
-    const int spill = std::max(res.spill_store_bytes, 0) + std::max(res.spill_load_bytes, 0);
-    std::string occ = "-";
-    if (r.result.occupancy)
-      occ = r.result.occupancy->error.empty() ? fixed(100 * r.result.occupancy->fraction, 0) + "%" : "n/a";
-    t.add({key, "ok", fixed(r.result.compile_ms, 1), std::to_string(res.registers), std::to_string(res.static_smem),
-           std::to_string(res.local_bytes), std::to_string(spill), occ, r.result.cache_hit ? "hit" : "miss"});
-  }
-  t.print(std::cout);
-  if (show_log)
-    for (const Row& r : rows)
-      if (!r.result.log.empty()) std::cout << "\n--- " << spec.space().key(r.config) << "\n" << r.result.log;
+  return {failed, g_interrupted.load()};
 }
 
 int run_compile(const CompileOptions& o) {
@@ -176,17 +269,23 @@ int run_compile(const CompileOptions& o) {
   const std::optional<Arch> target = spec.kernel.target_arch(requested);
   if (!target) throw Error::bad_input("--arch " + o.arch + ": " + spec.kernel.not_written_for(requested));
   const Arch arch = *target;
-  std::vector<Row> rows;
-  for (Config& c : choose_configs(spec, o)) rows.push_back({std::move(c), {}, {}});
+  const Selection sel = choose_configs(spec, o);
+  const uint64_t total = sel.size();
   unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   const double time_limit_s = o.compile_timeout.empty() ? CompilePoolOptions::kDefaultCompileTimeLimitS
                                                          : duration_option("--compile-timeout", o.compile_timeout);
-  compile_all(spec, arch, rows, std::min<unsigned>(jobs, rows.size()), time_limit_s, !o.json);
-  if (o.json) print_json(spec, arch, rows);
-  else print_table(spec, arch, rows, o.show_log);
-  for (const Row& r : rows)
-    if (!r.launch_error.empty() || !r.result.ok) return 1;
-  return 0;
+  RowPrinter printer(spec, arch, total, o.json, o.show_log);
+  g_interrupted = false;
+  auto previous = std::signal(SIGINT, compile_on_sigint);
+  const auto [failed, interrupted] =
+      compile_all(spec, arch, sel, unsigned(std::min<uint64_t>(jobs, total)), time_limit_s, printer, !o.json);
+  std::signal(SIGINT, previous);
+  printer.finish(interrupted);
+  if (interrupted) {
+    std::cerr << "ktune: interrupted; the configurations printed were compiled\n";
+    return 130;
+  }
+  return failed ? 1 : 0;
 }
 
 }  // namespace

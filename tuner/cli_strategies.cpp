@@ -13,6 +13,7 @@
 #include "search/svg_plot.h"
 #include "tuner/cli.h"
 #include "tuner/cli_json.h"
+#include "tuner/progress.h"
 #include "tuner/prior.h"
 #include "tuner/replay.h"
 #include "tuner/spec.h"
@@ -120,7 +121,12 @@ int run_compare(const CompareCliOptions& o) {
     prior = load_prior(spec, o.prior, o.prior_device);
     co.prior = prior->observations;
   }
-  const CompareResult r = compare(space, table, parse_strategies(o.strategies), co);
+  const std::vector<StrategyRun> strategies = parse_strategies(o.strategies);
+  // Long comparisons (many strategies, runs or a large budget) show where they are.
+  Progress bar("compare", std::max<size_t>(o.runs, 1) * strategies.size(), true);
+  co.progress = [&bar](size_t done, size_t, const std::string& label) { bar.update(done, label); };
+  const CompareResult r = compare(space, table, strategies, co);
+  bar.finish();
   if (!o.plot.empty())
     write_svg_plot(r, spec.kernel.name + " on " + replay.device().name + " (replay, " + std::to_string(o.runs) + " runs)",
                    o.plot);
