@@ -422,5 +422,52 @@ TEST_F(CompileTest, StandardHeadersAndCcclCompileUnderNvrtc) {
   }
 }
 
+// A kernel that includes <cub/cub.cuh> whole needs a host compiler: NVRTC
+// fails and says to use nvcc; the nvcc backend builds it, finds the C++
+// kernel's mangled name in the cubin and reads its resources like NVRTC's.
+TEST_F(CompileTest, TheNvccBackendBuildsWhatNvrtcCannot) {
+  TempDir src;
+  const auto path = src.path() / "reduce.cu";
+  write(path, "#include <cub/cub.cuh>\n"
+              "__global__ void reduce(float* out, const float* in, int n) {\n"
+              "  typedef cub::BlockReduce<float, block_size_x> R;\n"
+              "  __shared__ typename R::TempStorage t;\n"
+              "  int i = blockIdx.x * block_size_x + threadIdx.x;\n"
+              "  float v = R(t).Sum(i < n ? in[i] : 0.f);\n"
+              "  if (threadIdx.x == 0) atomicAdd(out, v);\n}\n");
+  CompileRequest r;
+  r.source_path = path;
+  r.kernel_name = "reduce";
+  r.arch = Arch(90);
+  r.defines = {{"block_size_x", "128"}};
+  r.block_threads = 128;
+  const CompileResult nvrtc = compiler().compile(r);
+  EXPECT_FALSE(nvrtc.ok);
+  EXPECT_NE(nvrtc.log.find("kernel.compiler: nvcc"), std::string::npos) << nvrtc.log;
+  r.compiler = "nvcc";
+  const CompileResult nvcc = compiler().compile(r);
+  ASSERT_TRUE(nvcc.ok) << nvcc.log;
+  EXPECT_TRUE(nvcc.cubin.starts_with("\x7f" "ELF"));
+  EXPECT_NE(nvcc.lowered_name.find("reduce"), std::string::npos);
+  EXPECT_NE(nvcc.lowered_name, "reduce");  // C++ linkage: mangled
+  EXPECT_GT(nvcc.resources.registers, 0);
+  EXPECT_GT(nvcc.resources.static_smem, 0u);  // cub's TempStorage
+  ASSERT_TRUE(nvcc.occupancy);
+  EXPECT_NE(nvcc.cache_key, nvrtc.cache_key);
+  const CompileResult again = compiler().compile(r);  // through the cubin cache
+  EXPECT_TRUE(again.cache_hit);
+  EXPECT_EQ(again.lowered_name, nvcc.lowered_name);
+  r.template_args = {"128"};
+  const CompileResult templ = compiler().compile(r);
+  EXPECT_FALSE(templ.ok);
+  EXPECT_NE(templ.log.find("template_args need NVRTC"), std::string::npos) << templ.log;
+  r.template_args.clear();
+  r.defines = {{"block_size_x", "128"}, {"broken", ""}};
+  write(path, "__global__ void reduce(float* out) { this does not compile; }\n");
+  const CompileResult bad = compiler().compile(r);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.log.find("error"), std::string::npos) << bad.log;
+}
+
 }  // namespace
 }  // namespace ktune

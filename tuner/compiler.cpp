@@ -1,6 +1,8 @@
 #include "tuner/compiler.h"
 
 #include <nvrtc.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <chrono>
@@ -207,6 +209,43 @@ std::string CompileResult::error_line() const {
   return log.substr(start, log.find('\n', start) - start);
 }
 
+namespace {
+
+fs::path find_nvcc(const fs::path& cuda_include_dir) {
+  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') return fs::path(home) / "bin" / "nvcc";
+  std::error_code ec;
+  if (fs::path beside = cuda_include_dir.parent_path() / "bin" / "nvcc"; fs::exists(beside, ec)) return beside;
+  return "nvcc";
+}
+
+std::string shell_quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs a command line; its stdout and stderr end up in *output. The exit status.
+int run_command(const std::string& command, const fs::path& output_file, std::string* output) {
+  const int rc = std::system((command + " > " + shell_quoted(output_file.string()) + " 2>&1").c_str());
+  *output = slurp(output_file).value_or("");
+  return rc;
+}
+
+std::string nvcc_version() {
+  static const std::string version = [] {
+    const fs::path out = fs::temp_directory_path() / ("ktune-nvcc-version-" + std::to_string(::getpid()));
+    std::string text;
+    run_command(shell_quoted(find_nvcc(default_cuda_include_dir()).string()) + " --version", out, &text);
+    std::error_code ec;
+    fs::remove(out, ec);
+    const size_t at = text.find("release ");
+    return at == std::string::npos ? std::string("unknown") : text.substr(at, text.find('\n', at) - at);
+  }();
+  return version;
+}
+
+}  // namespace
+
 std::string compile_cache_key(const CompileRequest& request, const std::string& source) {
   Sha256 h;
   h.update_field(kKeySchema);
@@ -216,6 +255,10 @@ std::string compile_cache_key(const CompileRequest& request, const std::string& 
   h.update_field(std::to_string(opts.size()));
   for (const std::string& o : opts) h.update_field(o);
   h.update_field(source);
+  if (request.compiler != "nvrtc") {  // NVRTC's keys stay as they were
+    h.update_field(request.compiler);
+    h.update_field(nvcc_version());
+  }
   for (const auto& [include, text] : nvrtc_std_headers()) {
     h.update_field(std::string(include));
     h.update_field(std::string(text));
@@ -273,6 +316,8 @@ CompileResult Compiler::compile(const CompileRequest& request) const {
     result.lowered_name = std::move(hit->lowered_name);
     result.resources = hit->resources;
     result.cache_hit = true;
+  } else if (request.compiler == "nvcc") {
+    result = compile_with_nvcc(request, source, &cacheable);
   } else {
     result = compile_with_nvrtc(request, source, &cacheable);
   }
@@ -336,6 +381,10 @@ CompileResult Compiler::compile_with_nvrtc(const CompileRequest& request, const 
   r.log = program_log(prog.get());
   if (rc != NVRTC_SUCCESS) {
     if (const std::string hint = header_clash_hint(r.log, request, cuda_include_dir_); !hint.empty()) r.log = hint + "\n" + r.log;
+    // <cub/cub.cuh> and thrust pull in host code, which NVRTC cannot compile.
+    if (r.log.find("not allowed in JIT mode") != std::string::npos)
+      r.log = "ktune: this kernel includes host code (e.g. <cub/cub.cuh> whole, thrust), which NVRTC cannot compile: "
+              "build it with nvcc (kernel.compiler: nvcc in the spec)\n" + r.log;
     append_line(r.log, std::string("nvrtc: ") + nvrtcGetErrorString(rc));
     if (rc != NVRTC_ERROR_COMPILATION && rc != NVRTC_ERROR_INVALID_OPTION) *cacheable = false;
     return r;
@@ -351,6 +400,12 @@ CompileResult Compiler::compile_with_nvrtc(const CompileRequest& request, const 
   r.lowered_name = lowered;
   r.cubin.resize(size);
   nvrtcGetCUBIN(prog.get(), r.cubin.data());
+  return with_resources(std::move(r));
+}
+
+// The compiled kernel's resource usage, from the cubin and ptxas's report in
+// the log; r.cubin and r.lowered_name set.
+CompileResult Compiler::with_resources(CompileResult r) {
   std::string error;
   std::optional<KernelResources> res = read_kernel_resources(r.cubin, r.lowered_name, &error);
   if (!res) {
@@ -365,6 +420,54 @@ CompileResult Compiler::compile_with_nvrtc(const CompileRequest& request, const 
   r.resources = *res;
   r.ok = true;
   return r;
+}
+
+fs::path Compiler::nvcc_path() const { return find_nvcc(cuda_include_dir_); }
+
+// nvcc -cubin in a scratch folder, with the options NVRTC would get (the
+// source's folder and its include path, the defines, the arch and standard).
+CompileResult Compiler::compile_with_nvcc(const CompileRequest& request, const std::string& source,
+                                          bool* cacheable) const {
+  CompileResult r;
+  *cacheable = true;
+  if (!request.template_args.empty()) {
+    r.log = "ktune: kernel.template_args need NVRTC's name expressions; with compiler nvcc pass the parameters "
+            "as -D defines (leave template_args out)\n";
+    return r;
+  }
+  std::string dir_template = (fs::temp_directory_path() / "ktune-nvcc-XXXXXX").string();
+  if (!::mkdtemp(dir_template.data())) {
+    r.log = "ktune: cannot make a scratch folder for nvcc\n";
+    *cacheable = false;
+    return r;
+  }
+  const fs::path dir = dir_template;
+  const std::string name = request.source_path.empty() ? "kernel.cu" : request.source_path.filename().string();
+  { std::ofstream(dir / name, std::ios::binary) << source; }
+  std::string command = shell_quoted(nvcc_path().string()) + " -cubin";
+  for (const std::string& o : portable_options(request)) command += " " + shell_quoted(o);
+  for (const fs::path& d : search_dirs(request)) command += " " + shell_quoted("-I" + d.string());
+  command += " -o " + shell_quoted((dir / "k.cubin").string()) + " " + shell_quoted((dir / name).string());
+  const int rc = run_command(command, dir / "log.txt", &r.log);
+  std::optional<std::string> cubin = rc == 0 ? slurp(dir / "k.cubin") : std::nullopt;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (!cubin) {
+    append_line(r.log, "nvcc: exit status " + std::to_string(rc));
+    if (rc == -1 || (WIFEXITED(rc) && WEXITSTATUS(rc) == 127)) *cacheable = false;  // no nvcc here: not the code's fault
+    return r;
+  }
+  r.cubin = std::move(*cubin);
+  // extern "C" kernels keep their name; otherwise the one entry whose mangled
+  // name holds it (nvcc has no name expressions).
+  for (const std::string& k : cubin_kernel_names(r.cubin))
+    if (k == request.kernel_name || (r.lowered_name.empty() && k.find(request.kernel_name) != std::string::npos))
+      r.lowered_name = k;
+  if (r.lowered_name.empty()) {
+    append_line(r.log, "ktune: nvcc's cubin has no kernel '" + request.kernel_name + "'");
+    return r;
+  }
+  return with_resources(std::move(r));
 }
 
 }  // namespace ktune

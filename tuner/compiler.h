@@ -40,6 +40,9 @@ struct CompileRequest {
   std::vector<std::filesystem::path> include_dirs;  // searched after the source's folder
   Arch arch = Arch(90);
   std::string std = "c++17";
+  // "nvrtc" (default) or "nvcc": kernels whose headers need a host compiler
+  // (<cub/cub.cuh>, thrust) build with nvcc -cubin, in the same workers and cache.
+  std::string compiler = "nvrtc";
   // Launch shape for the occupancy figure; 0 threads = no occupancy wanted.
   int block_threads = 0;
   std::size_t dynamic_smem = 0;
@@ -80,12 +83,17 @@ class Compiler {
 
   // NVRTC's version as "13.0"; part of every cache key.
   static std::string nvrtc_version();
+  // The nvcc the nvcc backend runs: $CUDA_HOME/bin/nvcc, else the toolkit's
+  // beside its include folder, else nvcc on PATH.
+  std::filesystem::path nvcc_path() const;
   // The sm numbers this NVRTC can compile for (nvrtcGetSupportedArchs), ascending.
   static const std::vector<int>& supported_archs();
   const CubinCache* cache() const { return cache_ ? &*cache_ : nullptr; }
   const std::filesystem::path& cuda_include_dir() const { return cuda_include_dir_; }
 
  private:
+  CompileResult compile_with_nvcc(const CompileRequest& request, const std::string& source, bool* cacheable) const;
+  static CompileResult with_resources(CompileResult r);
   CompileResult compile_with_nvrtc(const CompileRequest& request, const std::string& source,
                                    bool* cacheable) const;
 

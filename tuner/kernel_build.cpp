@@ -29,6 +29,7 @@ CompileRequest make_compile_request(const Spec& spec, const std::vector<Value>& 
     }
   }
   r.arch = arch;
+  r.compiler = spec.kernel.compiler;
   r.block_threads = static_cast<int>(launch.block[0] * launch.block[1] * launch.block[2]);
   r.dynamic_smem = static_cast<std::size_t>(launch.shared_memory);
   return r;

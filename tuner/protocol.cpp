@@ -60,7 +60,7 @@ template <class A> void fields(A& a, Arch& r) { a(r.sm, r.suffix); }
 template <class A> void fields(A& a, CompilerOptions& o) { a(o.use_cache, o.cache_dir, o.cuda_include_dir); }
 template <class A> void fields(A& a, CompileRequest& r) {
   a(r.source, r.source_path, r.kernel_name, r.template_args, r.defines, r.options, r.include_dirs, r.arch,
-    r.std, r.block_threads, r.dynamic_smem);
+    r.std, r.block_threads, r.dynamic_smem, r.compiler);
 }
 template <class A> void fields(A& a, KernelResources& r) {
   a(r.registers, r.static_smem, r.local_bytes, r.stack_bytes, r.const_bytes, r.param_bytes,

@@ -101,6 +101,9 @@ struct KernelSpec {
   std::string source;       // the file's text
   std::vector<std::string> template_args;  // parameter/constant names; empty = -D mode
   std::vector<std::string> compiler_options;
+  // kernel.compiler: "nvrtc" (default) or "nvcc" (for headers that need a host
+  // compiler: <cub/cub.cuh>, thrust), with the same defines, options and arch.
+  std::string compiler = "nvrtc";
   // kernel.archs: the only targets the source is written for (e.g. sm_90a for
   // wgmma); empty = any architecture, compiled for the device's own sm_XY.
   std::vector<Arch> archs;

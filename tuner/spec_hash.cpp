@@ -70,6 +70,7 @@ std::string canonical_text(const Spec& s) {
                  {"template_args", s.kernel.template_args},
                  {"compiler_options", s.kernel.compiler_options}};
   if (!s.kernel.archs.empty()) j["kernel"]["archs"] = s.kernel.archs_text();  // absent: older hashes unchanged
+  if (s.kernel.compiler != "nvrtc") j["kernel"]["compiler"] = s.kernel.compiler;  // likewise
   nlohmann::ordered_json constants = nlohmann::ordered_json::array();
   for (const auto& [name, v] : s.constants) constants.push_back({name, v.repr()});
   j["constants"] = constants;

@@ -9,7 +9,7 @@ namespace {
 
 void read_kernel(const Doc& d, Draft& draft) {
   need_map(d, "kernel");
-  check_keys(d, {"name", "source", "template_args", "compiler_options", "archs"}, "kernel");
+  check_keys(d, {"name", "source", "template_args", "compiler_options", "archs", "compiler"}, "kernel");
   KernelSpec& k = draft.spec.kernel;
   k.where = d.where;
   const Doc& name = required(d, "name", "kernel");
@@ -24,6 +24,13 @@ void read_kernel(const Doc& d, Draft& draft) {
     k.where = t->where;
   }
   if (const Doc* o = d.find("compiler_options")) k.compiler_options = need_string_list(*o, "kernel.compiler_options");
+  if (const Doc* c = d.find("compiler")) {
+    k.compiler = need_string(*c, "kernel.compiler");
+    if (k.compiler != "nvrtc" && k.compiler != "nvcc")
+      fail(c->where, "kernel.compiler must be nvrtc (the default) or nvcc, not '" + k.compiler + "'");
+    if (k.compiler == "nvcc" && d.find("template_args"))
+      fail(c->where, "kernel.compiler nvcc takes the parameters as -D defines: leave template_args out");
+  }
   if (const Doc* a = d.find("archs")) {
     if (!a->is_list() || a->items.empty()) fail(a->where, "kernel.archs must be a non-empty list such as [sm_90a]");
     for (const Doc& item : a->items) {
