@@ -458,10 +458,22 @@ CompileResult Compiler::compile_with_nvcc(const CompileRequest& request, const s
     return r;
   }
   r.cubin = std::move(*cubin);
-  // extern "C" kernels keep their name; otherwise the one entry whose mangled
-  // name holds it (nvcc has no name expressions).
+  // extern "C" kernels keep their name; a C++ one is found by its mangled
+  // prefix (nvcc has no name expressions): _Z9block_sum..., _ZN2ns4kernE...
+  std::string mangled;
+  {
+    std::vector<std::string> parts;
+    for (size_t at = 0; at <= request.kernel_name.size();) {
+      const size_t sep = std::min(request.kernel_name.find("::", at), request.kernel_name.size());
+      parts.push_back(request.kernel_name.substr(at, sep - at));
+      at = sep + 2;
+    }
+    mangled = parts.size() == 1 ? "_Z" : "_ZN";
+    for (const std::string& p : parts) mangled += std::to_string(p.size()) + p;
+    if (parts.size() > 1) mangled += "E";
+  }
   for (const std::string& k : cubin_kernel_names(r.cubin))
-    if (k == request.kernel_name || (r.lowered_name.empty() && k.find(request.kernel_name) != std::string::npos))
+    if (k == request.kernel_name || (r.lowered_name != request.kernel_name && k.rfind(mangled, 0) == 0))
       r.lowered_name = k;
   if (r.lowered_name.empty()) {
     append_line(r.log, "ktune: nvcc's cubin has no kernel '" + request.kernel_name + "'");
