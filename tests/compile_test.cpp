@@ -470,5 +470,22 @@ TEST_F(CompileTest, TheNvccBackendBuildsWhatNvrtcCannot) {
   EXPECT_NE(bad.log.find("error"), std::string::npos) << bad.log;
 }
 
+// ptxas's errors come after NVRTC's part of the log, which NVRTC ends with a
+// NUL: the log and its error line are plain text.
+TEST_F(CompileTest, APtxasErrorIsPlainTextInTheLog) {
+  TempDir src;
+  const auto path = src.path() / "big.cu";
+  write(path, "extern \"C\" __global__ void big(float* a) {\n  __shared__ float s[16384];\n"
+              "  s[threadIdx.x] = a[threadIdx.x];\n  __syncthreads();\n  a[threadIdx.x] = s[threadIdx.x ^ 1];\n}\n");
+  CompileRequest r;
+  r.source_path = path;
+  r.kernel_name = "big";
+  r.arch = Arch(90);
+  const CompileResult res = compiler().compile(r);
+  ASSERT_FALSE(res.ok);
+  EXPECT_EQ(res.log.find('\0'), std::string::npos);
+  EXPECT_EQ(res.error_line().rfind("ptxas error", 0), 0u) << res.error_line();
+}
+
 }  // namespace
 }  // namespace ktune

@@ -183,7 +183,8 @@ std::string program_log(nvrtcProgram prog) {
   if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size <= 1) return "";
   std::string log(size, '\0');
   if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return "";
-  while (!log.empty() && log.back() == '\0') log.pop_back();
+  // NVRTC joins the front end's and ptxas's logs with a NUL between them.
+  std::erase(log, '\0');
   return log;
 }
 
