@@ -128,6 +128,12 @@ TEST_F(ExportTest, KernelTunerDefines) {
   EXPECT_EQ(shell("g++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -DTARGET_NVIDIA_A100_SXM4_80GB -I" +
                   dir.file("") + " " + dir.file("kt.cpp")),
             0);
+  // Compiled by a tuner (kernel_tuner defined, the parameters passed as -D),
+  // the header's defines stay out of the way: no redefinition.
+  write_all(dir.file("tuning.cpp"), "#include \"tuned.h\"\nstatic_assert(block_size_x == 64, \"\");\n");
+  EXPECT_EQ(shell("g++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -Dkernel_tuner=1 -Dblock_size_x=64 -I" +
+                  dir.file("") + " " + dir.file("tuning.cpp")),
+            0);
 }
 
 TEST(ExportIdentifiers, SanitisedUniqueAndNotKeywords) {
