@@ -269,14 +269,17 @@ CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, co
   for (double f : o.fractions) result.random_exact_to_fraction.push_back(random_to(l, f));
   const size_t per = std::max<size_t>(o.runs, 1);
   size_t runs_done = 0;
+  auto stopped = [&] { return o.interrupt && o.interrupt->load(); };
   for (const StrategyRun& s : strategies) {
     std::vector<RunCurve> runs;
-    for (size_t i = 0; i < per; ++i) {
+    for (size_t i = 0; i < per && !stopped(); ++i) {
       runs.push_back(replay(space, table, l, s, o.first_seed + i, k_max, o));
       if (o.progress) o.progress(++runs_done, per * strategies.size(), s.label.empty() ? s.name : s.label);
     }
-    result.strategies.push_back(summarise(s.label.empty() ? s.name : s.label, runs, l, random, k_max, o));
+    if (!runs.empty()) result.strategies.push_back(summarise(s.label.empty() ? s.name : s.label, runs, l, random, k_max, o));
+    if (stopped()) break;
   }
+  result.interrupted = stopped();
   return result;
 }
 

@@ -29,6 +29,7 @@
 //    A run that stops early carries its last best forward.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <optional>
@@ -72,6 +73,9 @@ struct CompareOptions {
   std::vector<Observation> prior;  // given to the strategies (StrategyContext::prior)
   // Told after each replayed run: (runs done, runs in all, the strategy's label).
   std::function<void(size_t, size_t, const std::string&)> progress;
+  // Set (Ctrl-C): stop after the run in progress; strategies with runs done
+  // are summarised over those, the rest left out (CompareResult::interrupted).
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 struct Spread {
@@ -124,6 +128,7 @@ struct CompareResult {
   std::vector<RandomAtBudget> random_exact;  // at each of CompareOptions::budgets up to max_fevals
   std::vector<RandomToFraction> random_exact_to_fraction;  // for each of CompareOptions::fractions
   std::vector<StrategyComparison> strategies;
+  bool interrupted = false;  // CompareOptions::interrupt stopped it: fewer runs or strategies than asked
 };
 
 // Throws Error::bad_input for an unknown strategy or option, Error::failed

@@ -59,7 +59,8 @@ std::string medians(const std::vector<std::pair<double, Spread>>& items) {
 std::string to_json(const CompareResult& r) {
   std::ostringstream o;
   o << "{\"optimum\":" << number(r.optimum) << ",\"valid\":" << r.valid << ",\"recorded\":" << r.recorded
-    << ",\"partial\":" << (r.partial ? "true" : "false") << ",\"failed\":" << r.failed
+    << ",\"partial\":" << (r.partial ? "true" : "false") << ",\"interrupted\":" << (r.interrupted ? "true" : "false")
+    << ",\"failed\":" << r.failed
     << ",\"max_fevals\":" << r.max_fevals << ",\"higher_is_better\":" << (r.higher_is_better ? "true" : "false")
     << ",\"random_exact\":{\"fraction_at_budget\":{";
   for (size_t i = 0; i < r.random_exact.size(); ++i)

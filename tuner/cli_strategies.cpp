@@ -4,6 +4,8 @@
 // fraction at fixed budgets and recorded time, P-score, an SVG plot).
 #include <CLI/CLI.hpp>
 
+#include <atomic>
+#include <csignal>
 #include <iostream>
 #include <sstream>
 
@@ -89,6 +91,9 @@ ResolvedStrategy strategy_option(const std::string& item, std::map<std::string, 
 
 namespace {
 
+std::atomic<bool> g_compare_interrupted{false};
+extern "C" void compare_on_sigint(int) { g_compare_interrupted = true; }  // extern "C": one name per program
+
 std::string median_text(const Spread& s) { return s.median ? fixed(*s.median, 0) : "never"; }
 
 int run_compare(const CompareCliOptions& o) {
@@ -125,14 +130,19 @@ int run_compare(const CompareCliOptions& o) {
   // Long comparisons (many strategies, runs or a large budget) show where they are.
   Progress bar("compare", std::max<size_t>(o.runs, 1) * strategies.size(), true);
   co.progress = [&bar](size_t done, size_t, const std::string& label) { bar.update(done, label); };
+  g_compare_interrupted = false;
+  co.interrupt = &g_compare_interrupted;
+  auto previous = std::signal(SIGINT, compare_on_sigint);
   const CompareResult r = compare(space, table, strategies, co);
+  std::signal(SIGINT, previous);
   bar.finish();
+  if (r.interrupted) std::cerr << "ktune: interrupted; the table holds the runs done\n";
   if (!o.plot.empty())
     write_svg_plot(r, spec.kernel.name + " on " + replay.device().name + " (replay, " + std::to_string(o.runs) + " runs)",
                    o.plot);
   if (o.json) {
     std::cout << to_json(r) << '\n';
-    return 0;
+    return r.interrupted ? 130 : 0;
   }
   std::cout << "REPLAY of recorded measurements: " << spec.kernel.name << " on " << replay.device().name << " ("
             << o.simulate << ")\n"
@@ -178,7 +188,7 @@ int run_compare(const CompareCliOptions& o) {
                "recorded s/run: the recorded compile and benchmark time of a run, the compiles of configurations "
                "a strategy asked features for included)\n";
   if (!o.plot.empty()) std::cout << "plot: " << o.plot << '\n';
-  return 0;
+  return r.interrupted ? 130 : 0;
 }
 
 }  // namespace
