@@ -1,9 +1,11 @@
 #!/bin/bash
-# Published convolution kernels that keep their filter in constant memory, on
-# the GPU of this host: Kernel Tuner's/BAT's convolution as a ktune spec
-# verified against its naive kernel (bench/specs/kt_convolution.yaml), BAT's
-# convolution T1 file as published, and the benchmark hub's convolution_milo T1
-# file as published. The kernels and T1 files are fetched, never committed:
+# Kernel Tuner's published CUDA examples as ktune specs (bench/specs/kt_*.yaml),
+# on the GPU of this host: the convolution (filter in constant memory) and
+# pnpoly verified against their naive kernels, matmul, reduction, spmv,
+# stencil and expdist (nvcc) measured; then BAT's convolution T1 file and the
+# benchmark hub's convolution_milo T1 file as published. The kernels and T1
+# files are fetched, never committed:
+#   .ext/kt-examples/*.cu                                   (KernelTuner/kernel_tuner examples/cuda)
 #   .ext/bat-conv/{convolution-CAFF.json,convolution.cu}   (NTNU-HPC-Lab/BAT)
 #   .ext/hub-conv/{convolution_milo.json,convolution_milo.cu} (AutoTuningAssociation/benchmark_hub)
 #
@@ -36,6 +38,12 @@ PY
   echo "| run | evaluated | statuses | wall s | best |"
   echo "| --- | ---: | --- | ---: | --- |"
   row kt-conv-verified bench/specs/kt_convolution.yaml model_rank "$FEVALS"
+  row kt-pnpoly-verified bench/specs/kt_pnpoly.yaml model_rank "$FEVALS"
+  row kt-matmul bench/specs/kt_matmul.yaml brute_force 0
+  row kt-reduction bench/specs/kt_reduction.yaml model_rank 20
+  row kt-spmv bench/specs/kt_spmv.yaml model_rank 20
+  row kt-stencil bench/specs/kt_stencil.yaml brute_force 0
+  row kt-expdist-nvcc bench/specs/kt_expdist.yaml model_rank 16
   row bat-conv-t1 .ext/bat-conv/convolution-CAFF.json random_sample "$FEVALS"
   row hub-conv-t1 .ext/hub-conv/convolution_milo.json model_rank 16
 } | tee "$OUT/summary.md"
