@@ -219,3 +219,29 @@ TEST(SpecT1Published, ABlockThatCannotPassTheLimitAddsNoRestriction) {
 
 }  // namespace
 }  // namespace ktune
+
+namespace ktune {
+namespace {
+
+// A T1 file cannot name a reference; `tune --verify first-valid` checks every
+// configuration against the first that runs, and the spec's identity says so.
+TEST(SpecT1Published, FirstValidVerificationCanBeAskedFor) {
+  Spec s = load_spec(std::string(KTUNE_TESTS_DIR) + "/data/specs/t1/matmul_t1.json");
+  ASSERT_EQ(s.verify.mode, Verify::Mode::None);
+  const std::string before = s.hash;
+  s.verify_against_first_valid();
+  EXPECT_EQ(s.verify.mode, Verify::Mode::FirstValid);
+  EXPECT_NE(s.hash, before);
+  EXPECT_THROW(s.verify_against_first_valid(), Error);  // it verifies already
+  TempDir dir;
+  write(dir, "k.cu", "extern \"C\" __global__ void k(float* a) {}\n");
+  Spec none = load_spec(write(dir, "k.json", R"json({
+    "ConfigurationSpace": {"TuningParameters": [{"Name": "bs", "Type": "int", "Values": [32, 64]}]},
+    "KernelSpecification": {"KernelName": "k", "KernelFile": "k.cu", "LocalSize": {"X": "bs"}, "GlobalSize": {"X": "1"},
+      "Arguments": [{"Name": "a", "Type": "float", "MemoryType": "Vector", "Size": 64, "FillType": "Random"}]}
+  })json"));
+  EXPECT_THROW(none.verify_against_first_valid(), Error);  // no output to compare
+}
+
+}  // namespace
+}  // namespace ktune

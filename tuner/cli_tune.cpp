@@ -35,6 +35,7 @@ extern "C" void on_sigint(int) { g_interrupted = true; }
 
 struct TuneOptions : ResultsOptions {
   std::string spec;
+  std::string verify;  // --verify first-valid
   std::vector<std::string> sets;  // --set NAME=VALUE: spec constants overridden
   std::string strategy;
   std::optional<uint64_t> max_fevals;
@@ -96,7 +97,12 @@ StrategyContext strategy_context(const Spec& spec, const TuneOptions& o, ConfigE
 }
 
 int run_tune(const TuneOptions& o) {
-  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
+  Spec loaded = load_spec(o.spec, parse_constant_overrides(o.sets));
+  if (!o.verify.empty()) {
+    if (o.verify != "first-valid") throw Error::bad_input("--verify: 'first-valid' is the one choice, not '" + o.verify + "'");
+    loaded.verify_against_first_valid();
+  }
+  const Spec spec = std::move(loaded);
   if (o.simulate.empty()) spec.require_runnable();  // before the notes: a GPU run needs them
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
@@ -220,6 +226,9 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--time-limit", o->time_limit, "wall-time budget (replay: recorded time), e.g. 90s, 10m");
   sub->add_option("--seed", o->seed, "seed for the strategy");
   sub->add_option("--gpu", o->gpu, "GPU index");
+  sub->add_option("--verify", o->verify,
+                  "first-valid: check every configuration's outputs against the first that runs (for a spec that "
+                  "does not verify, e.g. a T1 file)");
   sub->add_option("--simulate", o->simulate, "replay recorded measurements: a ktune database or Kernel Tuner cache");
   CLI::Option* prior = sub->add_option("--prior", o->prior,
                   "results of the same kernel measured elsewhere (a ktune database or Kernel Tuner cache): the "

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tuner/cubin_sha256.h"
 #include "tuner/spec_build.h"
 
 namespace ktune {
@@ -105,6 +106,18 @@ void Spec::require_runnable() const {
   if (not_runnable.empty()) return;
   const NotRunnable& m = not_runnable.front();
   throw Error::bad_input(m.why.empty() ? m.what + " '" + m.path + "' does not exist" : m.why, m.where);
+}
+
+void Spec::verify_against_first_valid() {
+  if (verify.mode != Verify::Mode::None)
+    throw Error::bad_input("--verify first-valid: the spec verifies its outputs already", verify.where);
+  bool output = false;
+  for (const Argument& a : arguments) output = output || a.output;
+  if (!output)
+    throw Error::bad_input("--verify first-valid: no argument is marked as an output (T1 Output: 1, YAML output: true)",
+                           SourceLocation{path});
+  verify.mode = Verify::Mode::FirstValid;
+  hash = Sha256::hex_of(spec_detail::canonical_text(*this));
 }
 
 void require_valid_configurations(const Spec& spec) {

@@ -199,6 +199,11 @@ struct Spec {
   };
   std::vector<NotRunnable> not_runnable;
   void require_runnable() const;
+  // Checks every configuration's outputs against the first configuration's
+  // that runs, for a spec that says nothing of verification (a T1 file as
+  // published): `tune --verify first-valid`. The hash follows. Bad input when
+  // the spec verifies otherwise already or marks no output.
+  void verify_against_first_valid();
 
   std::string source_hash;  // SHA-256 (hex) of the kernel source text; "" when it is missing
   // SHA-256 (hex) of the canonical spec + source: everything that changes what a
