@@ -98,6 +98,7 @@ TEST(KernelSignature, EachMismatchIsRefusedOnceBeforeCompiling) {
   EXPECT_NE(refusal(dropped).find("takes 5 parameter(s), the spec passes 4"), std::string::npos) << refusal(dropped);
   EXPECT_NE(refusal(dropped).find("[double scale]"), std::string::npos);
   EXPECT_GT(dropped.space().count_valid(), 0u);  // the space is still counted
+  EXPECT_EQ(dropped.source_hash.size(), 64u);       // the source was read: a mismatch is not a missing file
   const Spec extra = load_spec(write(dir, "b.yaml", spec_with(kGood + std::string("  - {name: z, type: int32, value: 1}\n"))));
   EXPECT_NE(refusal(extra).find("takes 5 parameter(s), the spec passes 6"), std::string::npos);
   const Spec scalar = load_spec(write(dir, "c.yaml", spec_with("  - {name: y, type: float, value: 1.0}\n" + lines[1] +

@@ -117,6 +117,11 @@ std::string resolve_path(const std::string& dir, const std::string& path) {
   return p.lexically_normal().string();
 }
 
+bool kernel_source_missing(const Spec& spec) {
+  return std::any_of(spec.not_runnable.begin(), spec.not_runnable.end(),
+                     [&](const Spec::NotRunnable& m) { return m.path == spec.kernel.source_path; });
+}
+
 bool file_for_gpu(const std::string& path, const SourceLocation& where, std::string_view what, Draft& draft) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) return true;
@@ -286,9 +291,7 @@ void finish_spec(Draft& d) {
     g.constants = scope.constants;
     a.fill.generator_code = a.fill.generator->compile(g);
   }
-  const bool source_missing = std::any_of(s.not_runnable.begin(), s.not_runnable.end(),
-                                          [&](const Spec::NotRunnable& m) { return m.path == s.kernel.source_path; });
-  s.source_hash = source_missing ? "" : Sha256::hex_of(s.kernel.source);
+  s.source_hash = kernel_source_missing(s) ? "" : Sha256::hex_of(s.kernel.source);
   s.hash = Sha256::hex_of(canonical_text(s));
 }
 

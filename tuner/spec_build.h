@@ -70,6 +70,8 @@ std::string resolve_path(const std::string& dir, const std::string& path);
 // A file only compiling or launching reads: false, with the file recorded in
 // Spec::not_runnable and a note, when it does not exist.
 bool file_for_gpu(const std::string& path, const SourceLocation& where, std::string_view what, Draft& draft);
+// Whether the kernel source was not found (file_for_gpu recorded it).
+bool kernel_source_missing(const Spec& spec);
 // A file's text; a missing or unreadable file is bad input at `where`.
 std::string read_text_file(const std::string& path, const SourceLocation& where, std::string_view what);
 

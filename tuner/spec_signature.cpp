@@ -52,9 +52,10 @@ std::string listing(const std::vector<KernelParam>& params, const std::vector<co
   return s;
 }
 
+// No path: the entry is not a missing file (kernel_source_missing() reads paths).
 void not_runnable(Draft& d, const SourceLocation& where, const std::string& why) {
   d.spec.notes.push_back(where.str() + ": " + why);
-  d.spec.not_runnable.push_back({"arguments", d.spec.kernel.source_path, where, why});
+  d.spec.not_runnable.push_back({"arguments", "", where, why});
 }
 
 // One kernel's parameters against the arguments passed to it.
@@ -100,17 +101,11 @@ void check_one(Draft& d, const std::string& kernel, const std::vector<KernelPara
   }
 }
 
-bool source_present(const Spec& s) {
-  for (const auto& n : s.not_runnable)
-    if (n.path == s.kernel.source_path) return false;
-  return !s.kernel.source.empty();
-}
-
 }  // namespace
 
 void check_kernel_signature(Draft& d) {
   Spec& s = d.spec;
-  if (s.kernel.name.empty() || !source_present(s)) return;
+  if (s.kernel.name.empty() || s.kernel.source.empty() || kernel_source_missing(s)) return;
   const std::string text = with_local_headers(s.kernel.source, std::filesystem::path(s.kernel.source_path).parent_path());
   std::vector<std::pair<std::string, SourceLocation>> kernels = {{s.kernel.name, s.kernel.where}};
   if (s.verify.mode == Verify::Mode::Reference) kernels.emplace_back(s.verify.kernel, s.verify.where);
