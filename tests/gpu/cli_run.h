@@ -7,11 +7,22 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include <unistd.h>
 
+#include "tuner/evaluator.h"
+
 namespace ktune::gpu_test {
+
+// Why this host cannot run a GPU test (no driver, no device); nullopt when it can.
+// Use: if (auto why = no_gpu()) GTEST_SKIP() << *why;
+inline std::optional<std::string> no_gpu() {
+  const auto probe = gpu::probe_devices();
+  if (probe.state == gpu::DriverState::Ready && !probe.devices.empty()) return std::nullopt;
+  return probe.message;
+}
 
 inline std::filesystem::path build_dir() {
   return std::filesystem::canonical("/proc/self/exe").parent_path().parent_path();

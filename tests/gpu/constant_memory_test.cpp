@@ -8,7 +8,6 @@
 #include <string>
 
 #include "cli_run.h"
-#include "tuner/evaluator.h"
 
 namespace {
 
@@ -20,8 +19,7 @@ using ktune::gpu_test::tests_dir;
 using ktune::gpu_test::tune_summary;
 
 TEST(ConstantMemory, TheKernelAndItsReferenceReadTheSpecsData) {
-  const auto probe = ktune::gpu::probe_devices();
-  if (probe.state != ktune::gpu::DriverState::Ready || probe.devices.empty()) GTEST_SKIP() << probe.message;
+  if (auto why = ktune::gpu_test::no_gpu()) GTEST_SKIP() << *why;
   const fs::path db = scratch_db("cmem");
   std::string out;
   const auto j = tune_summary((tests_dir() / "data/specs/cmem/cmem.yaml").string() + " --strategy brute_force --max-fevals 0",

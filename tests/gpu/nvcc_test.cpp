@@ -6,7 +6,6 @@
 #include <string>
 
 #include "cli_run.h"
-#include "tuner/evaluator.h"
 
 namespace {
 
@@ -16,8 +15,7 @@ using ktune::gpu_test::tests_dir;
 using ktune::gpu_test::tune_summary;
 
 TEST(NvccBackend, ACubKernelIsBuiltWithNvccAndVerifies) {
-  const auto probe = ktune::gpu::probe_devices();
-  if (probe.state != ktune::gpu::DriverState::Ready || probe.devices.empty()) GTEST_SKIP() << probe.message;
+  if (auto why = ktune::gpu_test::no_gpu()) GTEST_SKIP() << *why;
   const fs::path db = scratch_db("nvcc");
   std::string out;
   const auto j = tune_summary((tests_dir() / "data/specs/nvcc/reduce.yaml").string() + " --strategy brute_force --max-fevals 0",

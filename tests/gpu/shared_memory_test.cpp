@@ -9,7 +9,6 @@
 #include <string>
 
 #include "cli_run.h"
-#include "tuner/evaluator.h"
 
 namespace {
 
@@ -21,8 +20,7 @@ using ktune::gpu_test::tests_dir;
 using ktune::gpu_test::tune_summary;
 
 TEST(SharedMemory, StaticPlusDynamicPastTheDefaultLaunchesAndPastTheDeviceIsInvalid) {
-  const auto probe = ktune::gpu::probe_devices();
-  if (probe.state != ktune::gpu::DriverState::Ready || probe.devices.empty()) GTEST_SKIP() << probe.message;
+  if (auto why = ktune::gpu_test::no_gpu()) GTEST_SKIP() << *why;
   const fs::path db = scratch_db("smem");
   const std::string spec = (tests_dir() / "data/specs/smem/smem.yaml").string();
   std::string out;

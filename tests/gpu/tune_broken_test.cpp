@@ -8,7 +8,6 @@
 #include <string>
 
 #include "cli_run.h"
-#include "tuner/evaluator.h"
 
 namespace {
 
@@ -20,8 +19,7 @@ using ktune::gpu_test::tests_dir;
 using ktune::gpu_test::tune_summary;
 
 TEST(TuneBroken, RunFinishesRecordsEveryFailureAndPicksACorrectWinner) {
-  const auto probe = ktune::gpu::probe_devices();
-  if (probe.state != ktune::gpu::DriverState::Ready || probe.devices.empty()) GTEST_SKIP() << probe.message;
+  if (auto why = ktune::gpu_test::no_gpu()) GTEST_SKIP() << *why;
   const fs::path db = scratch_db("broken");
   const std::string spec = (tests_dir() / "data/specs/broken/broken.yaml").string();
   std::string tune;

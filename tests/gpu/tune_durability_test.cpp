@@ -16,7 +16,6 @@
 #include <thread>
 
 #include "cli_run.h"
-#include "tuner/evaluator.h"
 
 namespace {
 
@@ -58,8 +57,7 @@ pid_t start_tune(const std::string& spec, const std::string& max_fevals, const f
 }
 
 TEST(TuneDurability, EachEvaluationIsCommittedAsItCompletes) {
-  const auto probe = ktune::gpu::probe_devices();
-  if (probe.state != ktune::gpu::DriverState::Ready || probe.devices.empty()) GTEST_SKIP() << probe.message;
+  if (auto why = ktune::gpu_test::no_gpu()) GTEST_SKIP() << *why;
   const fs::path db = scratch_db("durability");
   const std::string spec = (tests_dir().parent_path() / "templates/vector_add/vector_add.yaml").string();
 
@@ -111,8 +109,7 @@ namespace {
 // The time limit (wall time on a GPU) ends a run inside brute_force's first
 // batch of 64: no measurement starts after it (before, the whole batch ran).
 TEST(TuneBudget, TimeLimitEndsTheRunInsideABatch) {
-  const auto probe = ktune::gpu::probe_devices();
-  if (probe.state != ktune::gpu::DriverState::Ready || probe.devices.empty()) GTEST_SKIP() << probe.message;
+  if (auto why = ktune::gpu_test::no_gpu()) GTEST_SKIP() << *why;
   const fs::path db = scratch_db("timelimit");
   const std::string spec = (tests_dir().parent_path() / "templates/vector_add/vector_add.yaml").string();
   std::string out;
