@@ -147,10 +147,9 @@ void ReplayEvaluator::adopt(const std::vector<std::string>& names, std::vector<d
     auto c = space.config_of(ordered);
     if (!c) continue;  // a value outside the spec's lists: that point is not in this space
     e.config = space.values(*c);
-    records_[space.key(*c)] = std::move(e);  // later records win, as a resumed run's would
+    // Later records win, as a resumed run's would; each configuration counts once.
+    if (records_.insert_or_assign(space.key(*c), std::move(e)).second && space.is_valid(*c)) ++recorded_valid_;
   }
-  for (const auto& [key, e] : records_)
-    if (auto c = space.config_of(e.config); c && space.is_valid(*c)) ++recorded_valid_;
 }
 
 void ReplayEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
