@@ -245,6 +245,20 @@ std::string nvcc_version() {
   return version;
 }
 
+// The Itanium-mangled prefix of a function's name: _Z9block_sum for
+// block_sum, _ZN2ns4kernE for ns::kern (its parameter types follow).
+std::string mangled_prefix(const std::string& name) {
+  std::vector<std::string> parts;
+  for (size_t at = 0; at <= name.size();) {
+    const size_t sep = std::min(name.find("::", at), name.size());
+    parts.push_back(name.substr(at, sep - at));
+    at = sep + 2;
+  }
+  std::string out = parts.size() == 1 ? "_Z" : "_ZN";
+  for (const std::string& p : parts) out += std::to_string(p.size()) + p;
+  return parts.size() == 1 ? out : out + "E";
+}
+
 }  // namespace
 
 std::string compile_cache_key(const CompileRequest& request, const std::string& source) {
@@ -454,25 +468,14 @@ CompileResult Compiler::compile_with_nvcc(const CompileRequest& request, const s
   std::error_code ec;
   fs::remove_all(dir, ec);
   if (!cubin) {
-    append_line(r.log, "nvcc: exit status " + std::to_string(rc));
+    append_line(r.log, "nvcc: exit status " + std::to_string(rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : rc));
     if (rc == -1 || (WIFEXITED(rc) && WEXITSTATUS(rc) == 127)) *cacheable = false;  // no nvcc here: not the code's fault
     return r;
   }
   r.cubin = std::move(*cubin);
   // extern "C" kernels keep their name; a C++ one is found by its mangled
-  // prefix (nvcc has no name expressions): _Z9block_sum..., _ZN2ns4kernE...
-  std::string mangled;
-  {
-    std::vector<std::string> parts;
-    for (size_t at = 0; at <= request.kernel_name.size();) {
-      const size_t sep = std::min(request.kernel_name.find("::", at), request.kernel_name.size());
-      parts.push_back(request.kernel_name.substr(at, sep - at));
-      at = sep + 2;
-    }
-    mangled = parts.size() == 1 ? "_Z" : "_ZN";
-    for (const std::string& p : parts) mangled += std::to_string(p.size()) + p;
-    if (parts.size() > 1) mangled += "E";
-  }
+  // prefix (nvcc has no name expressions).
+  const std::string mangled = mangled_prefix(request.kernel_name);
   for (const std::string& k : cubin_kernel_names(r.cubin))
     if (k == request.kernel_name || (r.lowered_name != request.kernel_name && k.rfind(mangled, 0) == 0))
       r.lowered_name = k;
