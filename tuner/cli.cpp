@@ -3,6 +3,7 @@
 #include "tuner/cli.h"
 
 #include <cctype>
+#include <csignal>
 #include <cmath>
 #include <cstdlib>
 
@@ -20,12 +21,25 @@ std::string ResultsOptions::resolved_db() const {
 
 namespace {
 
+std::atomic<bool> g_interrupted{false};
+
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
 }  // namespace
+
+extern "C" void ktune_on_sigint(int) { g_interrupted = true; }
+
+CatchInterrupt::CatchInterrupt() {
+  g_interrupted = false;
+  previous_ = std::signal(SIGINT, ktune_on_sigint);
+}
+
+CatchInterrupt::~CatchInterrupt() { std::signal(SIGINT, previous_); }
+
+const std::atomic<bool>& interrupted() { return g_interrupted; }
 
 std::string resolved_device(db::Store& store, const std::string& name) {
   if (name.empty()) return name;

@@ -6,6 +6,7 @@
 // exit status through CommandResult (0, or 1 when the work ran but failed).
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include "search/strategy.h"
@@ -38,6 +39,22 @@ struct ResultsOptions {
 // "rtx 3090"); several is bad input listing them; none returns `name` as given
 // (the query then says it is unknown).
 std::string resolved_device(db::Store& store, const std::string& name);
+
+// Ctrl-C for as long as this lives: the handler sets interrupted() instead of
+// ending the process, so the command can stop cleanly with what it has done;
+// the previous handler comes back after. One at a time.
+class CatchInterrupt {
+ public:
+  CatchInterrupt();
+  ~CatchInterrupt();
+  CatchInterrupt(const CatchInterrupt&) = delete;
+  CatchInterrupt& operator=(const CatchInterrupt&) = delete;
+
+ private:
+  void (*previous_)(int);
+};
+// Set by Ctrl-C while a CatchInterrupt lives (cleared when one starts).
+const std::atomic<bool>& interrupted();
 
 // Seconds in a duration option's text: a unit (spec.h's parse_duration: 90s,
 // 10m, 1.5h) or plain seconds, > 0. Anything else is bad input naming `option`.

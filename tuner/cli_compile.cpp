@@ -4,10 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <deque>
 #include <iostream>
 #include <random>
@@ -47,9 +44,6 @@ struct Row {
   bool done = false;
   bool ok() const { return done && launch_error.empty() && result.ok; }
 };
-
-std::atomic<bool> g_interrupted{false};
-extern "C" void compile_on_sigint(int) { g_interrupted = true; }  // extern "C": one name per program
 
 // The configurations to compile: one, a sample, or every valid one, taken by
 // index as they are compiled (never all in memory: a space of millions streams).
@@ -195,7 +189,7 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
   CompilePoolOptions po;
   po.workers = jobs;
   po.time_limit_s = time_limit_s;
-  po.interrupt = &g_interrupted;
+  po.interrupt = &interrupted();
   CompilePool pool(po);
   const uint64_t total = sel.size();
   const size_t window = std::max<size_t>(64, 8 * size_t(jobs));
@@ -212,7 +206,7 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
     bar.update(++done, "failed " + std::to_string(failed));
   };
   while (next < total || !waiting.empty()) {
-    while (next < total && pending.size() < window && !g_interrupted) {
+    while (next < total && pending.size() < window && !interrupted()) {
       Row& row = pending.emplace_back();
       row.config = sel.at(next);
       KernelBuild b = plan_build(spec, spec.space().values(row.config), arch);
@@ -226,7 +220,7 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
       }
       ++next;
     }
-    if (g_interrupted) break;
+    if (interrupted()) break;
     if (!waiting.empty()) {
       try {
         auto [ticket, result] = pool.take_any(waiting);
@@ -240,7 +234,7 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
           row.launch_error = row.result.occupancy->error;
         finished(row);
       } catch (const Error&) {
-        if (!g_interrupted) throw;
+        if (!interrupted()) throw;
         break;
       }
     }
@@ -251,7 +245,7 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
     }
   }
   bar.finish();
-  return {failed, g_interrupted.load()};
+  return {failed, interrupted().load()};
 }
 
 int run_compile(const CompileOptions& o) {
@@ -275,13 +269,12 @@ int run_compile(const CompileOptions& o) {
   const double time_limit_s = o.compile_timeout.empty() ? CompilePoolOptions::kDefaultCompileTimeLimitS
                                                          : duration_option("--compile-timeout", o.compile_timeout);
   RowPrinter printer(spec, arch, total, o.json, o.show_log);
-  g_interrupted = false;
-  auto previous = std::signal(SIGINT, compile_on_sigint);
-  const auto [failed, interrupted] =
-      compile_all(spec, arch, sel, unsigned(std::min<uint64_t>(jobs, total)), time_limit_s, printer, !o.json);
-  std::signal(SIGINT, previous);
-  printer.finish(interrupted);
-  if (interrupted) {
+  const auto [failed, stopped] = [&] {
+    const CatchInterrupt ctrl_c;
+    return compile_all(spec, arch, sel, unsigned(std::min<uint64_t>(jobs, total)), time_limit_s, printer, !o.json);
+  }();
+  printer.finish(stopped);
+  if (stopped) {
     std::cerr << "ktune: interrupted; the configurations printed were compiled\n";
     return 130;
   }

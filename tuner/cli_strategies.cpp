@@ -4,8 +4,6 @@
 // fraction at fixed budgets and recorded time, P-score, an SVG plot).
 #include <CLI/CLI.hpp>
 
-#include <atomic>
-#include <csignal>
 #include <iostream>
 #include <sstream>
 
@@ -91,9 +89,6 @@ ResolvedStrategy strategy_option(const std::string& item, std::map<std::string, 
 
 namespace {
 
-std::atomic<bool> g_compare_interrupted{false};
-extern "C" void compare_on_sigint(int) { g_compare_interrupted = true; }  // extern "C": one name per program
-
 std::string median_text(const Spread& s) { return s.median ? fixed(*s.median, 0) : "never"; }
 
 int run_compare(const CompareCliOptions& o) {
@@ -130,11 +125,11 @@ int run_compare(const CompareCliOptions& o) {
   // Long comparisons (many strategies, runs or a large budget) show where they are.
   Progress bar("compare", std::max<size_t>(o.runs, 1) * strategies.size(), true);
   co.progress = [&bar](size_t done, size_t, const std::string& label) { bar.update(done, label); };
-  g_compare_interrupted = false;
-  co.interrupt = &g_compare_interrupted;
-  auto previous = std::signal(SIGINT, compare_on_sigint);
-  const CompareResult r = compare(space, table, strategies, co);
-  std::signal(SIGINT, previous);
+  co.interrupt = &interrupted();
+  const CompareResult r = [&] {
+    const CatchInterrupt ctrl_c;
+    return compare(space, table, strategies, co);
+  }();
   bar.finish();
   if (r.interrupted) std::cerr << "ktune: interrupted; the table holds the runs done\n";
   if (!o.plot.empty())

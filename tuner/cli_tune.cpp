@@ -7,10 +7,8 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <iostream>
 #include <memory>
 
@@ -30,8 +28,6 @@
 namespace ktune::cli {
 namespace {
 
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) { g_interrupted = true; }
 
 struct TuneOptions : ResultsOptions {
   std::string spec;
@@ -84,7 +80,7 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   }
   go.timeout_s = o.timeout_s;
   if (!o.compile_timeout.empty()) go.compile_timeout_s = duration_option("--compile-timeout", o.compile_timeout);
-  go.interrupt = &g_interrupted;
+  go.interrupt = &interrupted();
   return std::make_unique<GpuSession>(spec, go);
 }
 
@@ -169,9 +165,9 @@ int run_tune(const TuneOptions& o) {
     evaluator->evaluate(values, [&](size_t i, const Measured& m) {
       if (!m.missing) store.add_evaluation(run_id, ids, m.eval);
       report.add(m);
-      return done(i, {objective_of(spec, m.eval), m.cost_s}) && !g_interrupted;
+      return done(i, {objective_of(spec, m.eval), m.cost_s}) && !interrupted();
     });
-    if (g_interrupted) throw Error::failed("interrupted");
+    if (interrupted()) throw Error::failed("interrupted");
   };
   // A partial recording (an interrupted cache): the strategy keeps to what it holds.
   if (const auto* rec = dynamic_cast<const ReplayEvaluator*>(evaluator.get()); rec && rec->partial()) {
@@ -191,22 +187,20 @@ int run_tune(const TuneOptions& o) {
       }
   report.set_reusable(reusable.size());
 
-  auto previous = std::signal(SIGINT, on_sigint);
   RunResult result;
   try {
+    const CatchInterrupt ctrl_c;
     report.start(budget.max_fevals ? std::min<uint64_t>(budget.max_fevals, space.count_valid()) : space.count_valid());
     result = layer.run(*strat, [&](const TraceEntry& t) {
       if (t.seeded) report.add_resumed(reusable.at(space.key(t.config)));
       report.progress(t);
     });
   } catch (const Error& e) {
-    std::signal(SIGINT, previous);
     store.end_run(run_id);
-    if (!g_interrupted) throw;
+    if (!interrupted()) throw;
     report.finish_interrupted(std::cerr);
     return 130;
   }
-  std::signal(SIGINT, previous);
   store.end_run(run_id);
   if (auto* gpu = dynamic_cast<GpuSession*>(evaluator.get())) report.confirm_top(*gpu, 3);
   report.finish(result, o.json, o.top, run_id);
