@@ -29,6 +29,28 @@ Value CompiledExpr::eval(std::span<const Value> slots) const {
   return eval_tree(p.root, p.num_locals, slots, p.where);
 }
 
+CompiledExpr::Truth CompiledExpr::truth(std::span<const Value> slots) const noexcept {
+  if (!program_ || !enough_slots(*program_, slots)) return Truth::Raised;
+  const Program& p = *program_;
+  if (p.fast) {
+    Num out;
+    switch (run_vm(p, slots, out)) {
+      case VmResult::Ok:
+        if (out.kind == Num::Str) return Truth::Raised;
+        return out.truthy() ? Truth::True : Truth::False;
+      case VmResult::Error: return Truth::Raised;
+      case VmResult::Bail: break;
+    }
+  }
+  try {
+    const Value v = eval_tree(p.root, p.num_locals, slots, p.where);
+    if (v.is_string() || v.is_list()) return Truth::Raised;
+    return v.truthy() ? Truth::True : Truth::False;
+  } catch (...) {  // EvalError (or running out of memory) means "raised"; nothing may escape
+    return Truth::Raised;
+  }
+}
+
 bool CompiledExpr::test(std::span<const Value> slots) const noexcept {
   if (!program_ || !enough_slots(*program_, slots)) return false;
   const Program& p = *program_;
@@ -44,6 +66,17 @@ bool CompiledExpr::test(std::span<const Value> slots) const noexcept {
     return eval_tree(p.root, p.num_locals, slots, p.where).truthy();
   } catch (...) {  // EvalError means "invalid"; nothing else may escape a noexcept test
     return false;
+  }
+}
+
+std::string CompiledExpr::why_raised(std::span<const Value> slots) const {
+  try {
+    const Value v = eval(slots);
+    if (v.is_string() || v.is_list())
+      return "gives " + v.repr() + " (a " + type_name(v.type()) + "), not True or False";
+    return "gives " + v.repr();
+  } catch (const Error& e) {
+    return e.message();
   }
 }
 

@@ -57,8 +57,22 @@ class CompiledExpr {
 
   // Evaluates with slots[i] the value of slot i. Throws EvalError.
   Value eval(std::span<const Value> slots) const;
-  // Truth value of eval(); an EvalError (e.g. division by zero) gives false.
+
+  // A restriction's verdict on one configuration. Raised: evaluating raised
+  // an EvalError (division by zero, `p in 5`, an overflow, too much work), or
+  // gave a string or a list, which Python would take as a truth value and a
+  // restriction never means.
+  enum class Truth : uint8_t { False, True, Raised };
+  Truth truth(std::span<const Value> slots) const noexcept;
+  // Python's truth value of eval(); an EvalError (e.g. division by zero) gives false.
   bool test(std::span<const Value> slots) const noexcept;
+  // Why truth() gives Raised for these slots: the error or the value given.
+  std::string why_raised(std::span<const Value> slots) const;
+  // "" when evaluating can give a bool; else what it gives instead ("an
+  // int", "a str or a list"), judged from the compiled form with slot i of
+  // type slot_types[i] (of any type past the end): arithmetic, numbers,
+  // strings and lists are no condition.
+  std::string never_bool(std::span<const ValueType> slot_types) const;
   // Slot indices this expression reads (sorted, unique).
   const std::vector<int>& slots_used() const;
   // True when it reads no slot (its value is then fixed).

@@ -38,10 +38,32 @@ enum class NodeKind : uint8_t {
 // Python's None, so omitted parts have no kid to resolve, fold or evaluate).
 enum SlicePart : uint8_t { kSliceStart = 1, kSliceStop = 2, kSliceStep = 4 };
 
+// Limits on what one expression may be, so that every pass over its tree
+// (parsing, folding, evaluating, copying, freeing: all recursive) stays well
+// within a thread's stack, whatever the text: brackets, calls, unary operators
+// and `**` nest the parser itself (a dozen frames a level), and every level of
+// the tree, a left-associative chain such as `a + b + c` included, nests the
+// passes over it. Lists, `and`/`or` chains and comparison chains are wide, not
+// deep, and take any length.
+constexpr int kMaxNesting = 200;
+constexpr int kMaxTreeDepth = 1000;
+
+// Limits on what evaluating one expression may cost, so that neither a typo
+// (range(10**12)) nor a hostile spec (a list doubled forty times, nested
+// comprehensions) runs away with time or memory: no list or string longer
+// than kMaxLength, and at most kMaxWork steps per evaluation (a step is a node
+// visited, an element compared or iterated, a byte of string built; an
+// element of a list built costs kListElementWork, its share of the memory),
+// which keeps one evaluation under about a second and a hundred megabytes.
+constexpr size_t kMaxLength = 1'000'000;
+constexpr uint64_t kMaxWork = 10'000'000;
+constexpr uint64_t kListElementWork = 4;
+
 class Node {
  public:
   NodeKind kind = NodeKind::Const;
   int col = 0;  // 1-based column in the text of the token errors point at
+  int height = 1;  // levels of the tree below and including this node (parser only)
   BinOp bop = BinOp::Add;
   Builtin fn = Builtin::Min;
   Value value;        // Const
@@ -100,7 +122,9 @@ enum class VmResult { Ok, Error, Bail };
 VmResult run_vm(const Program& p, std::span<const Value> slots, Num& out) noexcept;
 
 // The general evaluator: every type, exact Python errors. Throws EvalError
-// located at where.at_column(node column).
-Value eval_tree(const Node& root, int num_locals, std::span<const Value> slots, const SourceLocation& where);
+// located at where.at_column(node column). `budget` is the work left
+// (kMaxWork units when null); running out is an EvalError too.
+Value eval_tree(const Node& root, int num_locals, std::span<const Value> slots, const SourceLocation& where,
+                uint64_t* budget = nullptr);
 
 }  // namespace ktune::expr

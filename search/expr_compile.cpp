@@ -59,45 +59,48 @@ void resolve(Node& n, const Scope& scope, std::vector<std::string>& bound, Progr
 struct Deps {
   bool slot = false;
   int min_local = INT_MAX;  // lowest comprehension variable read
+  bool raised = false;      // a subtree raised when folded: nothing above it is folded
 };
 
-Deps deps(const Node& n) {
+// Replaces each largest subtree that reads no slot and no enclosing
+// comprehension variable by its value. Bottom-up, so each node is evaluated
+// once, over children already folded: compiling stays linear in the size of
+// the tree, and all the folding of one expression shares one work budget. A
+// subtree whose evaluation fails is kept (and so is everything above it), so
+// the error surfaces at run time with its column.
+Deps fold(Node& n, int depth, Program& p, uint64_t& budget) {
   Deps d;
-  if (n.kind == NodeKind::Slot) d.slot = true;
-  if (n.kind == NodeKind::Local) d.min_local = n.index;
-  for (const Node& k : n.kids) {
-    Deps kd = deps(k);
-    d.slot = d.slot || kd.slot;
-    d.min_local = std::min(d.min_local, kd.min_local);
+  switch (n.kind) {
+    case NodeKind::Const: return d;
+    case NodeKind::Slot: d.slot = true; return d;
+    case NodeKind::Local: d.min_local = n.index; return d;
+    default: break;
+  }
+  auto merge = [&d](const Deps& k) {
+    d.slot = d.slot || k.slot;
+    d.raised = d.raised || k.raised;
+    d.min_local = std::min(d.min_local, k.min_local);
+  };
+  if (n.kind == NodeKind::Comp) {
+    merge(fold(n.kids[1], depth, p, budget));
+    merge(fold(n.kids[0], depth + 1, p, budget));
+    if (n.kids.size() > 2) merge(fold(n.kids[2], depth + 1, p, budget));
+  } else {
+    for (Node& k : n.kids) merge(fold(k, depth, p, budget));
+  }
+  if (d.slot || d.raised || d.min_local < depth) return d;
+  try {
+    Value v = eval_tree(n, p.num_locals, {}, p.where, &budget);
+    Node c;
+    c.kind = NodeKind::Const;
+    c.col = n.col;
+    c.value = std::move(v);
+    n = std::move(c);
+    return {};
+  } catch (const EvalError&) {
+    d.raised = true;
   }
   return d;
-}
-
-// Replaces each largest subtree that reads no slot and no enclosing
-// comprehension variable by its value. A subtree whose evaluation fails is
-// kept, so the error surfaces at run time with its column.
-void fold(Node& n, int depth, Program& p) {
-  if (n.kind == NodeKind::Const) return;
-  Deps d = deps(n);
-  if (!d.slot && d.min_local >= depth) {
-    try {
-      Value v = eval_tree(n, p.num_locals, {}, p.where);
-      Node c;
-      c.kind = NodeKind::Const;
-      c.col = n.col;
-      c.value = std::move(v);
-      n = std::move(c);
-      return;
-    } catch (const EvalError&) {
-    }
-  }
-  if (n.kind == NodeKind::Comp) {
-    fold(n.kids[1], depth, p);
-    fold(n.kids[0], depth + 1, p);
-    if (n.kids.size() > 2) fold(n.kids[2], depth + 1, p);
-    return;
-  }
-  for (Node& k : n.kids) fold(k, depth, p);
 }
 
 void collect_slots(const Node& n, std::vector<int>& out) {
@@ -253,12 +256,71 @@ class Emitter {
   int max_depth_ = 0;
 };
 
+// The types a node can give, as a set of ValueType bits.
+constexpr unsigned bit(ValueType t) { return 1u << static_cast<unsigned>(t); }
+constexpr unsigned kNumbers = bit(ValueType::Int) | bit(ValueType::Float);
+constexpr unsigned kAnyType = bit(ValueType::Int) | bit(ValueType::Float) | bit(ValueType::Bool) |
+                              bit(ValueType::String) | bit(ValueType::List);
+
+unsigned result_types(const Node& n, std::span<const ValueType> slot_types) {
+  switch (n.kind) {
+    case NodeKind::Const: return bit(n.value.type());
+    case NodeKind::Slot:
+      return n.index >= 0 && static_cast<size_t>(n.index) < slot_types.size() ? bit(slot_types[n.index]) : kAnyType;
+    case NodeKind::Neg:
+    case NodeKind::Pos: return kNumbers;
+    case NodeKind::Not:
+    case NodeKind::Compare: return bit(ValueType::Bool);
+    case NodeKind::Binary: {  // never a bool: True + True is 2
+      constexpr unsigned scalars = kNumbers | bit(ValueType::Bool);
+      const unsigned operands = result_types(n.kids[0], slot_types) | result_types(n.kids[1], slot_types);
+      return (operands & ~scalars) ? kAnyType & ~bit(ValueType::Bool) : kNumbers;
+    }
+    case NodeKind::And:
+    case NodeKind::Or: {  // an operand, the last or the first that decides
+      unsigned t = 0;
+      for (const Node& k : n.kids) t |= result_types(k, slot_types);
+      return t;
+    }
+    case NodeKind::IfElse: return result_types(n.kids[0], slot_types) | result_types(n.kids[2], slot_types);
+    case NodeKind::List:
+    case NodeKind::Comp: return bit(ValueType::List);
+    case NodeKind::Slice: return bit(ValueType::List) | bit(ValueType::String);
+    case NodeKind::Call:
+      switch (n.fn) {
+        case Builtin::Abs:
+        case Builtin::Round: return kNumbers;
+        case Builtin::Int:
+        case Builtin::Len: return bit(ValueType::Int);
+        case Builtin::Float: return bit(ValueType::Float);
+        case Builtin::Range:
+        case Builtin::List: return bit(ValueType::List);
+        case Builtin::Sum: return kAnyType & ~bit(ValueType::Bool);
+        default: return kAnyType;  // min, max: one of their arguments
+      }
+    default: return kAnyType;  // Name, Local, Index
+  }
+}
+
 }  // namespace
+
+std::string CompiledExpr::never_bool(std::span<const ValueType> slot_types) const {
+  if (!program_) return "";
+  const unsigned t = result_types(program_->root, slot_types);
+  if (t & bit(ValueType::Bool)) return "";
+  std::string out;
+  for (ValueType v : {ValueType::Int, ValueType::Float, ValueType::String, ValueType::List}) {
+    if (!(t & bit(v))) continue;
+    out.append(out.empty() ? "" : " or ").append(v == ValueType::Int ? "an " : "a ").append(type_name(v));
+  }
+  return out;
+}
 
 void resolve_and_fold(Program& p, const Scope& scope) {
   std::vector<std::string> bound;
   resolve(p.root, scope, bound, p);
-  fold(p.root, 0, p);
+  uint64_t budget = kMaxWork;
+  fold(p.root, 0, p, budget);
   collect_slots(p.root, p.slots_used);
   std::sort(p.slots_used.begin(), p.slots_used.end());
   p.slots_used.erase(std::unique(p.slots_used.begin(), p.slots_used.end()), p.slots_used.end());

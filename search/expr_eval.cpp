@@ -12,10 +12,6 @@
 namespace ktune::expr {
 namespace {
 
-// Bounds any list an expression builds, so a typo like range(10**12) fails
-// cleanly instead of exhausting memory.
-constexpr size_t kMaxListSize = 10'000'000;
-
 const char* tn(const Value& v) { return type_name(v.type()); }
 std::string q(const char* s) { return std::string("'") + s + "'"; }
 
@@ -62,10 +58,11 @@ std::vector<size_t> slice_positions(std::optional<int64_t> start, std::optional<
 
 class Evaluator {
  public:
-  Evaluator(int num_locals, std::span<const Value> slots, const SourceLocation& where)
-      : slots_(slots), where_(where), locals_(static_cast<size_t>(num_locals)) {}
+  Evaluator(int num_locals, std::span<const Value> slots, const SourceLocation& where, uint64_t& budget)
+      : slots_(slots), where_(where), locals_(static_cast<size_t>(num_locals)), budget_(budget) {}
 
   Value eval(const Node& n) {
+    spend(1, n.col);
     switch (n.kind) {
       case NodeKind::Const: return n.value;
       case NodeKind::Slot: return slots_[static_cast<size_t>(n.index)];
@@ -88,6 +85,7 @@ class Evaluator {
       case NodeKind::IfElse: return eval(n.kids[1]).truthy() ? eval(n.kids[0]) : eval(n.kids[2]);
       case NodeKind::Compare: return Value(chain(n));
       case NodeKind::List: {
+        build_list(n.kids.size(), n.col);
         ValueList items;
         items.reserve(n.kids.size());
         for (const Node& k : n.kids) items.push_back(eval(k));
@@ -109,6 +107,39 @@ class Evaluator {
     throw EvalError(message, where_.at_column(col));
   }
 
+  void spend(uint64_t units, int col) {
+    if (units > budget_) {
+      budget_ = 0;
+      fail(col, "expression needs too much work (more than " + std::to_string(kMaxWork) +
+                    " steps: lists, strings and loops this large are not supported)");
+    }
+    budget_ -= units;
+  }
+  // The cost of building a list of n elements (checked against kMaxLength).
+  void build_list(size_t n, int col) {
+    if (n > kMaxLength) fail(col, "list too large (more than " + std::to_string(kMaxLength) + " elements)");
+    spend(n * kListElementWork, col);
+  }
+  void build_string(size_t bytes, int col) {
+    if (bytes > kMaxLength) fail(col, "string too large (more than " + std::to_string(kMaxLength) + " bytes)");
+    spend(bytes, col);
+  }
+
+  // Python ==, with every element compared paid for: lists that share their
+  // elements are cheap to build and could otherwise be dear to compare.
+  bool equal(const Value& a, const Value& b, int col) {
+    if (a.is_list() && b.is_list()) {
+      const ValueList &la = a.as_list(), &lb = b.as_list();
+      if (la.size() != lb.size()) return false;
+      spend(la.size(), col);
+      for (size_t i = 0; i < la.size(); ++i)
+        if (!equal(la[i], lb[i], col)) return false;
+      return true;
+    }
+    if (a.is_string() && b.is_string()) spend(std::min(a.as_string().size(), b.as_string().size()) / 8, col);
+    return a == b;
+  }
+
   Value unary(const Node& n, const Value& a) {
     if (!a.is_number())
       fail(n.col, std::string("bad operand type for unary ") + (n.kind == NodeKind::Neg ? "-" : "+") + ": " + q(tn(a)));
@@ -118,9 +149,12 @@ class Evaluator {
   }
 
   Value repeat(const Value& seq, const Value& times, int col) {
-    int64_t n = std::max<int64_t>(times.as_int(), 0);
     size_t len = seq.is_string() ? seq.as_string().size() : seq.as_list().size();
-    if (len != 0 && static_cast<uint64_t>(n) > kMaxListSize / len) fail(col, "repetition result too large");
+    // An empty sequence repeated any number of times is empty: no loop over n.
+    int64_t n = len == 0 ? 0 : std::max<int64_t>(times.as_int(), 0);
+    if (len != 0 && static_cast<uint64_t>(n) > kMaxLength / len) fail(col, "repetition result too large");
+    if (seq.is_string()) build_string(len * static_cast<size_t>(n), col);
+    else build_list(len * static_cast<size_t>(n), col);
     if (seq.is_string()) {
       std::string s;
       for (int64_t k = 0; k < n; ++k) s += seq.as_string();
@@ -139,9 +173,12 @@ class Evaluator {
     }
     bool a_int = a.is_int() || a.is_bool(), b_int = b.is_int() || b.is_bool();
     if (op == BinOp::Add && a.type() == b.type()) {
-      if (a.is_string()) return Value(a.as_string() + b.as_string());
+      if (a.is_string()) {
+        build_string(a.as_string().size() + b.as_string().size(), col);
+        return Value(a.as_string() + b.as_string());
+      }
+      build_list(a.as_list().size() + b.as_list().size(), col);
       ValueList out = a.as_list();
-      if (out.size() + b.as_list().size() > kMaxListSize) fail(col, "list too large");
       out.insert(out.end(), b.as_list().begin(), b.as_list().end());
       return Value(std::move(out));
     }
@@ -154,13 +191,18 @@ class Evaluator {
 
   bool contains(const Value& haystack, const Value& needle, int col) {
     if (haystack.is_list()) {
+      spend(haystack.as_list().size(), col);
       for (const Value& v : haystack.as_list())
-        if (v == needle) return true;
+        if (equal(v, needle, col)) return true;
       return false;
     }
     if (haystack.is_string()) {
       if (!needle.is_string())
         fail(col, std::string("'in <string>' requires string as left operand, not ") + tn(needle));
+      // A substring search may compare the needle at every position.
+      const uint64_t h = haystack.as_string().size(), w = needle.as_string().size();
+      spend(h / 8 + 1, col);
+      if (w > 0 && h / w < kMaxWork) spend(h / 8 * std::min<uint64_t>(w, kMaxWork) / 8, col);
       return haystack.as_string().find(needle.as_string()) != std::string::npos;
     }
     fail(col, std::string("argument of type ") + q(tn(haystack)) + " is not iterable");
@@ -168,21 +210,24 @@ class Evaluator {
 
   bool compare(CmpOp op, const Value& a, const Value& b, int col) {
     switch (op) {
-      case CmpOp::Eq: return a == b;
-      case CmpOp::Ne: return a != b;
+      case CmpOp::Eq: return equal(a, b, col);
+      case CmpOp::Ne: return !equal(a, b, col);
       case CmpOp::In: return contains(b, a, col);
       case CmpOp::NotIn: return !contains(b, a, col);
       default: break;
     }
     if ((a.is_number() && b.is_number()) || (a.is_string() && b.is_string())) {
+      if (a.is_string()) spend(std::min(a.as_string().size(), b.as_string().size()) / 8, col);
       bool r = false;
       num_compare(op, Num::of(a), Num::of(b), r);
       return r;
     }
     if (a.is_list() && b.is_list()) {  // lexicographic, as Python
       const ValueList &la = a.as_list(), &lb = b.as_list();
-      for (size_t k = 0; k < la.size() && k < lb.size(); ++k)
-        if (la[k] != lb[k]) return compare(op, la[k], lb[k], col);
+      for (size_t k = 0; k < la.size() && k < lb.size(); ++k) {
+        spend(1, col);
+        if (!equal(la[k], lb[k], col)) return compare(op, la[k], lb[k], col);
+      }
       return compare(op, Value(static_cast<int64_t>(la.size())), Value(static_cast<int64_t>(lb.size())), col);
     }
     fail(col, q(cmpop_symbol(op)) + " not supported between instances of " + q(tn(a)) + " and " + q(tn(b)));
@@ -198,22 +243,38 @@ class Evaluator {
     return true;
   }
 
+  // The items of a list (the list itself, not a copy) or the characters of a
+  // str (built in `chars`). REQUIRES: v outlives the result.
+  const ValueList& iterate(const Value& v, ValueList& chars, int col) {
+    if (v.is_list()) return v.as_list();
+    chars = items(v, col);
+    return chars;
+  }
+
   // The items of a list or the characters of a str.
   ValueList items(const Value& v, int col) {
-    if (v.is_list()) return v.as_list();
+    if (v.is_list()) {
+      build_list(v.as_list().size(), col);
+      return v.as_list();
+    }
     if (!v.is_string()) fail(col, q(tn(v)) + " object is not iterable");
+    build_list(v.as_string().size(), col);
     ValueList out;
     for (std::string_view c : characters(v.as_string())) out.emplace_back(std::string(c));
     return out;
   }
 
   Value comprehension(const Node& n) {
-    ValueList source = items(eval(n.kids[1]), n.kids[1].col);
+    const Value iterable = eval(n.kids[1]);
+    ValueList chars;
+    const ValueList& source = iterate(iterable, chars, n.kids[1].col);
     ValueList out;
     Value& var = locals_[static_cast<size_t>(n.index)];
-    for (Value& item : source) {
-      var = std::move(item);
+    for (const Value& item : source) {
+      var = item;
       if (n.kids.size() > 2 && !eval(n.kids[2]).truthy()) continue;
+      if (out.size() >= kMaxLength) build_list(out.size() + 1, n.col);  // refuses
+      spend(kListElementWork, n.col);
       out.push_back(eval(n.kids[0]));
     }
     return Value(std::move(out));
@@ -231,7 +292,10 @@ class Evaluator {
       fail(col, std::string("string indices must be integers, not ") + q(tn(i)));
     }
     std::vector<std::string_view> chars;
-    if (seq.is_string()) chars = characters(seq.as_string());
+    if (seq.is_string()) {
+      spend(seq.as_string().size(), col);
+      chars = characters(seq.as_string());
+    }
     int64_t len = static_cast<int64_t>(seq.is_list() ? seq.as_list().size() : chars.size());
     int64_t k = i.as_int();
     if (k < 0) k += len;
@@ -258,9 +322,13 @@ class Evaluator {
     if (step == 0) fail(n.col, "slice step cannot be zero");
     std::optional<int64_t> start = slice_part(written[0], n.col), stop = slice_part(written[1], n.col);
     std::vector<std::string_view> chars;
-    if (seq.is_string()) chars = characters(seq.as_string());
+    if (seq.is_string()) {
+      spend(seq.as_string().size(), n.col);
+      chars = characters(seq.as_string());
+    }
     size_t len = seq.is_list() ? seq.as_list().size() : chars.size();
     std::vector<size_t> picked = slice_positions(start, stop, step.value_or(1), len);
+    build_list(picked.size(), n.col);
     if (seq.is_list()) {
       ValueList out;
       out.reserve(picked.size());
@@ -289,7 +357,9 @@ class Evaluator {
     if (step == 0) fail(col, "range() arg 3 must not be zero");
     __int128 span = static_cast<__int128>(stop) - start;
     __int128 count = step > 0 ? (span > 0 ? (span - 1) / step + 1 : 0) : (span < 0 ? (span + 1) / step + 1 : 0);
-    if (count > static_cast<__int128>(kMaxListSize)) fail(col, "range() too large to expand into a list");
+    if (count > static_cast<__int128>(kMaxLength))
+      fail(col, "range() too large to expand into a list (more than " + std::to_string(kMaxLength) + " elements)");
+    build_list(static_cast<size_t>(count), col);
     ValueList out;
     out.reserve(static_cast<size_t>(count));
     for (__int128 k = 0; k < count; ++k) out.emplace_back(static_cast<int64_t>(start + k * step));
@@ -297,24 +367,31 @@ class Evaluator {
   }
 
   Value min_max(const Node& n, const std::vector<Value>& args) {
-    ValueList pool = args.size() == 1 ? items(args[0], n.col) : ValueList(args);
+    ValueList chars;
+    const ValueList& pool = args.size() == 1 ? iterate(args[0], chars, n.col) : args;
     const char* name = builtin_name(n.fn);
     if (pool.empty()) fail(n.col, std::string(name) + "() arg is an empty sequence");
     CmpOp better = n.fn == Builtin::Min ? CmpOp::Lt : CmpOp::Gt;
     size_t best = 0;
-    for (size_t k = 1; k < pool.size(); ++k)
+    for (size_t k = 1; k < pool.size(); ++k) {
+      spend(1, n.col);
       if (compare(better, pool[k], pool[best], n.col)) best = k;
+    }
     return pool[best];
   }
 
   // Left to right from start (default 0) with +: Python 3.11's sum, the
   // reference for the whole language (3.12 compensates float rounding).
   Value sum(const Node& n, const std::vector<Value>& args) {
-    ValueList pool = items(args[0], n.col);
+    ValueList chars;
+    const ValueList& pool = iterate(args[0], chars, n.col);
     Value total = args.size() == 2 ? args[1] : Value(int64_t{0});
     if (total.is_string()) fail(n.col, "sum() can't sum strings [use ''.join(seq) instead]");
     if (total.is_list()) return join(total, pool, n.col);
-    for (const Value& v : pool) total = binary(BinOp::Add, total, v, n.col);
+    for (const Value& v : pool) {
+      spend(1, n.col);
+      total = binary(BinOp::Add, total, v, n.col);
+    }
     return total;
   }
 
@@ -324,7 +401,8 @@ class Evaluator {
     ValueList out = start.as_list();
     for (const Value& v : lists) {
       if (!v.is_list()) binary(BinOp::Add, start, v, col);  // throws the error `list + v` gives
-      if (out.size() + v.as_list().size() > kMaxListSize) fail(col, "list too large");
+      if (out.size() + v.as_list().size() > kMaxLength) build_list(out.size() + v.as_list().size(), col);  // refuses
+      spend(1 + v.as_list().size() * kListElementWork, col);
       out.insert(out.end(), v.as_list().begin(), v.as_list().end());
     }
     return Value(std::move(out));
@@ -367,7 +445,10 @@ class Evaluator {
   Value scalar_call(const Node& n, const std::vector<Value>& args) {
     if (args.empty()) return n.fn == Builtin::Int ? Value(int64_t{0}) : Value(0.0);
     const Value& x = args[0];
-    if ((n.fn == Builtin::Int || n.fn == Builtin::Float) && x.is_string()) return parse_number(n, x.as_string());
+    if ((n.fn == Builtin::Int || n.fn == Builtin::Float) && x.is_string()) {
+      spend(x.as_string().size(), n.col);
+      return parse_number(n, x.as_string());
+    }
     if (!x.is_number()) {
       if (n.fn == Builtin::Abs) fail(n.col, std::string("bad operand type for abs(): ") + q(tn(x)));
       if (n.fn == Builtin::Round) fail(n.col, std::string("type ") + tn(x) + " doesn't define __round__ method");
@@ -390,7 +471,10 @@ class Evaluator {
       case Builtin::Min:
       case Builtin::Max: return min_max(n, args);
       case Builtin::Len:
-        if (args[0].is_string()) return Value(static_cast<int64_t>(characters(args[0].as_string()).size()));
+        if (args[0].is_string()) {
+          spend(args[0].as_string().size(), n.col);
+          return Value(static_cast<int64_t>(characters(args[0].as_string()).size()));
+        }
         if (args[0].is_list()) return Value(static_cast<int64_t>(args[0].as_list().size()));
         fail(n.col, "object of type " + q(tn(args[0])) + " has no len()");
       case Builtin::Range: return range(args, n.col);
@@ -403,12 +487,15 @@ class Evaluator {
   std::span<const Value> slots_;
   const SourceLocation& where_;
   std::vector<Value> locals_;
+  uint64_t& budget_;  // steps left
 };
 
 }  // namespace
 
-Value eval_tree(const Node& root, int num_locals, std::span<const Value> slots, const SourceLocation& where) {
-  return Evaluator(num_locals, slots, where).eval(root);
+Value eval_tree(const Node& root, int num_locals, std::span<const Value> slots, const SourceLocation& where,
+                uint64_t* budget) {
+  uint64_t own = kMaxWork;
+  return Evaluator(num_locals, slots, where, budget ? *budget : own).eval(root);
 }
 
 }  // namespace ktune::expr

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <set>
+#include <unordered_set>
 
 #include "search/expr_ast.h"
 
@@ -59,12 +60,15 @@ class Lexer {
     }
   }
 
-  // 1-based column of byte offset `pos`, counting UTF-8 characters.
+  // 1-based column of byte offset `pos`, counting UTF-8 characters. Tokens
+  // ask in increasing order, so counting on from the last answer keeps
+  // lexing linear in the length of the text.
   int column(size_t pos) const {
-    int col = 1;
-    for (size_t k = 0; k < pos && k < text_.size(); ++k)
-      if ((static_cast<unsigned char>(text_[k]) & 0xC0) != 0x80) ++col;
-    return col;
+    pos = std::min(pos, text_.size());
+    if (pos < counted_pos_) counted_pos_ = 0, counted_col_ = 1;
+    for (; counted_pos_ < pos; ++counted_pos_)
+      if ((static_cast<unsigned char>(text_[counted_pos_]) & 0xC0) != 0x80) ++counted_col_;
+    return counted_col_;
   }
 
  private:
@@ -183,6 +187,8 @@ class Lexer {
   std::string_view text_;
   const SourceLocation& where_;
   size_t pos_ = 0;
+  mutable size_t counted_pos_ = 0;  // column() memo: byte offset...
+  mutable int counted_col_ = 1;     // ...and its column
 };
 
 struct Arity {
@@ -246,16 +252,36 @@ class Parser {
     next();
   }
 
-  static Node make(NodeKind kind, int col, std::vector<Node> kids = {}) {
+  Node make(NodeKind kind, int col, std::vector<Node> kids = {}) const {
     Node n;
     n.kind = kind;
     n.col = col;
-    n.kids = std::move(kids);
+    n.kids.reserve(kids.size());
+    for (Node& k : kids) add_kid(n, std::move(k));
     return n;
   }
 
+  // Every child joins its parent here, so the tree's depth is known as it
+  // grows and a too deep one is refused before any pass recurses over it.
+  void add_kid(Node& parent, Node kid) const {
+    parent.height = std::max(parent.height, kid.height + 1);
+    if (parent.height > kMaxTreeDepth)
+      fail("expression nested too deeply (more than " + std::to_string(kMaxTreeDepth) +
+               " levels; a chain such as a + b + c counts one level per operator)",
+           parent.col);
+    parent.kids.push_back(std::move(kid));
+  }
+
+  // Guards each recursive descent of the parser itself.
+  void enter(int col) {
+    if (++depth_ > kMaxNesting)
+      fail("expression nested too deeply (more than " + std::to_string(kMaxNesting) +
+               " levels of brackets, calls, unary operators or **)",
+           col);
+  }
+
   Node expr() {
-    if (++depth_ > 200) fail("expression nested too deeply", peek().col);
+    enter(peek().col);
     Node value = or_test();
     if (is_kw("if")) {
       int col = next().col;
@@ -275,7 +301,7 @@ class Parser {
     Node n = make(kind, peek().col, {std::move(first)});
     while (is_kw(kw)) {
       next();
-      n.kids.push_back((this->*operand)());
+      add_kid(n, (this->*operand)());
     }
     return n;
   }
@@ -285,7 +311,7 @@ class Parser {
   Node not_test() {
     if (!is_kw("not")) return comparison();
     int col = next().col;
-    if (++depth_ > 200) fail("expression nested too deeply", col);
+    enter(col);
     Node n = make(NodeKind::Not, col, {not_test()});
     --depth_;
     return n;
@@ -312,7 +338,7 @@ class Parser {
       n.cmp_ops.push_back(op);
       next();
       if (op == CmpOp::NotIn) next();
-      n.kids.push_back(arith());
+      add_kid(n, arith());
     }
     return n;
   }
@@ -326,8 +352,8 @@ class Parser {
       if (!hit) return lhs;
       Node n = make(NodeKind::Binary, next().col);
       n.bop = hit->second;
-      n.kids.push_back(std::move(lhs));
-      n.kids.push_back((this->*operand)());
+      add_kid(n, std::move(lhs));
+      add_kid(n, (this->*operand)());
       lhs = std::move(n);
     }
   }
@@ -341,7 +367,7 @@ class Parser {
     if (is_op("-") || is_op("+")) {
       NodeKind kind = is_op("-") ? NodeKind::Neg : NodeKind::Pos;
       int col = next().col;
-      if (++depth_ > 200) fail("expression nested too deeply", col);
+      enter(col);
       Node n = make(kind, col, {factor()});
       --depth_;
       return n;
@@ -354,8 +380,10 @@ class Parser {
     if (!is_op("**")) return base;
     Node n = make(NodeKind::Binary, next().col);
     n.bop = BinOp::Pow;
-    n.kids.push_back(std::move(base));
-    n.kids.push_back(factor());
+    add_kid(n, std::move(base));
+    enter(n.col);  // right-associative: the exponent recurses
+    add_kid(n, factor());
+    --depth_;
     return n;
   }
 
@@ -363,7 +391,7 @@ class Parser {
     Node n = atom();
     int chained = 0;
     while (is_op("[")) {  // each subscript nests the tree one level deeper
-      if (++depth_ > 200) fail("expression nested too deeply", peek().col);
+      enter(peek().col);
       ++chained;
       n = subscript(std::move(n));
     }
@@ -380,7 +408,7 @@ class Parser {
     int col = next().col;  // [
     Node n = make(NodeKind::Index, col, {std::move(value)});
     if (!is_op(":")) {
-      n.kids.push_back(expr());
+      add_kid(n, expr());
       if (!is_op(":")) {
         expect("]");
         return n;
@@ -390,13 +418,13 @@ class Parser {
     n.kind = NodeKind::Slice;
     next();  // :
     if (!is_op(":") && !is_op("]")) {
-      n.kids.push_back(expr());
+      add_kid(n, expr());
       n.parts |= kSliceStop;
     }
     if (is_op(":")) {
       next();
       if (!is_op("]")) {
-        n.kids.push_back(expr());
+        add_kid(n, expr());
         n.parts |= kSliceStep;
       }
     }
@@ -457,10 +485,10 @@ class Parser {
       Node arg = expr();
       if (is_kw("for") && n.kids.empty()) {  // a generator argument: max(x for x in xs)
         int col = arg.col;
-        n.kids.push_back(comprehension(std::move(arg), col));
+        add_kid(n, comprehension(std::move(arg), col));
         break;
       }
-      n.kids.push_back(std::move(arg));
+      add_kid(n, std::move(arg));
       if (!is_op(",")) break;
       next();
     }
@@ -493,7 +521,7 @@ class Parser {
     while (is_op(",")) {
       next();
       if (is_op(")")) break;
-      n.kids.push_back(expr());
+      add_kid(n, expr());
     }
     expect(")");
     return n;
@@ -512,11 +540,11 @@ class Parser {
       expect("]");
       return c;
     }
-    n.kids.push_back(std::move(first));
+    add_kid(n, std::move(first));
     while (is_op(",")) {
       next();
       if (is_op("]")) break;
-      n.kids.push_back(expr());
+      add_kid(n, expr());
     }
     expect("]");
     return n;
@@ -534,8 +562,8 @@ class Parser {
     if (is_op(",")) fail("only one loop variable is supported", peek().col);
     if (!is_kw("in")) fail("expected 'in'", peek().col);
     next();
-    n.kids.push_back(std::move(element));
-    n.kids.push_back(or_test());
+    add_kid(n, std::move(element));
+    add_kid(n, or_test());
     if (is_kw("if")) {
       int if_col = next().col;
       Node cond = or_test();
@@ -543,10 +571,10 @@ class Parser {
         cond = make(NodeKind::And, if_col, {std::move(cond)});
         while (is_kw("if")) {
           next();
-          cond.kids.push_back(or_test());
+          add_kid(cond, or_test());
         }
       }
-      n.kids.push_back(std::move(cond));
+      add_kid(n, std::move(cond));
     }
     if (is_kw("for")) fail("only one 'for' per comprehension is supported", peek().col);
     return n;
@@ -558,26 +586,27 @@ class Parser {
   int depth_ = 0;
 };
 
-void collect(const Node& n, std::vector<std::string>& bound, std::vector<std::string>& out) {
+// `seen` holds the names already in `out` (views into the tree), so that an
+// expression naming many different things is still read in linear time.
+void collect(const Node& n, std::vector<std::string>& bound, std::vector<std::string>& out,
+             std::unordered_set<std::string_view>& seen) {
   if (n.kind == NodeKind::Name) {
     for (const std::string& b : bound)
       if (b == n.name) return;
-    for (const std::string& o : out)
-      if (o == n.name) return;
-    out.push_back(n.name);
+    if (seen.insert(n.name).second) out.push_back(n.name);
     return;
   }
   if (n.kind == NodeKind::Comp) {  // the iterable is outside the variable's scope
     bound.push_back(n.name);
-    collect(n.kids[0], bound, out);
+    collect(n.kids[0], bound, out, seen);
     bound.pop_back();
-    collect(n.kids[1], bound, out);
+    collect(n.kids[1], bound, out, seen);
     bound.push_back(n.name);
-    if (n.kids.size() > 2) collect(n.kids[2], bound, out);
+    if (n.kids.size() > 2) collect(n.kids[2], bound, out, seen);
     bound.pop_back();
     return;
   }
-  for (const Node& k : n.kids) collect(k, bound, out);
+  for (const Node& k : n.kids) collect(k, bound, out, seen);
 }
 
 }  // namespace
@@ -586,7 +615,8 @@ Node parse_tree(std::string_view text, const SourceLocation& where) { return Par
 
 std::vector<std::string> free_names(const Node& root) {
   std::vector<std::string> bound, out;
-  collect(root, bound, out);
+  std::unordered_set<std::string_view> seen;
+  collect(root, bound, out, seen);
   return out;
 }
 

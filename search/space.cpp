@@ -3,6 +3,7 @@
 // sampling in space_sample.cpp.
 #include "search/space.h"
 
+#include <cmath>
 #include <unordered_set>
 
 #include "search/space_impl.h"
@@ -26,6 +27,10 @@ void validate_values(const Parameter& p) {
                                  " is a list; a parameter value must be an int, float, bool or str",
                              p.where);
     }
+    // NaN equals nothing, itself included, and neither it nor an infinity
+    // can be passed to a kernel as a literal.
+    if (v.is_float() && !std::isfinite(v.as_float()))
+      throw Error::bad_input("parameter '" + p.name + "': value " + v.repr() + " is not a finite number", p.where);
     // Two equal values would make two configurations with one cache key.
     if (!seen.insert(v).second)
       throw Error::bad_input("parameter '" + p.name + "' lists the value " + v.repr() + " twice", p.where);
@@ -58,15 +63,31 @@ SearchSpace::SearchSpace(std::vector<Parameter> parameters, std::vector<expr::Ex
   for (size_t i = 0; i < s.params.size(); ++i) scope.slots[s.params[i].name] = static_cast<int>(i);
   scope.constants = std::move(constants);
   s.checks_of.resize(s.params.size());
-  for (const expr::Expression& r : s.restrictions) {
+  std::vector<ValueType> slot_types;
+  for (const Parameter& p : s.params) slot_types.push_back(p.type);
+  for (size_t i = 0; i < s.restrictions.size(); ++i) {
+    const expr::Expression& r = s.restrictions[i];
     expr::CompiledExpr c = r.compile(scope);
+    if (std::string gives = c.never_bool(slot_types); !gives.empty())
+      throw Error::bad_input("a restriction must give True or False, but '" + r.text() + "' gives " + gives +
+                                 " (a comparison such as '... == 0' is one)",
+                             r.where());
     if (c.is_constant()) {
-      // Fixed truth value: decide once. An evaluation error means "never valid".
-      if (!c.test({})) s.empty = true;
+      // Fixed truth value: decide once. It names no parameter, so an error
+      // in it is the spec's, not a configuration's.
+      try {
+        c.eval({});
+      } catch (const Error& e) {
+        throw Error::bad_input("restriction '" + r.text() + "' names no parameter and cannot be evaluated: " +
+                                   e.message(),
+                               e.where());
+      }
+      if (c.truth({}) != expr::CompiledExpr::Truth::True) s.empty = true;
       continue;
     }
     for (int slot : c.slots_used()) s.checks_of[slot].push_back(static_cast<int>(s.checks.size()));
     s.checks.push_back(std::move(c));
+    s.check_restriction.push_back(i);
   }
   s.plan();
   s.cartesian = decimal_product(s.params);
@@ -105,8 +126,19 @@ bool SearchSpace::is_valid(const Config& c) const {
   std::vector<Value> slots;
   s.bind(c, slots);
   for (const expr::CompiledExpr& check : s.checks)
-    if (!check.test(slots)) return false;
+    if (check.truth(slots) != expr::CompiledExpr::Truth::True) return false;
   return true;
+}
+
+std::vector<SearchSpace::RaisedRestriction> SearchSpace::raised_restrictions() const {
+  const Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.tally_mutex);
+  std::vector<RaisedRestriction> out;
+  if (!s.published) return out;
+  const Impl::Tally& t = *s.published;
+  for (size_t c = 0; c < s.checks.size(); ++c)
+    if (t.raised[c] > 0) out.push_back({s.check_restriction[c], t.raised[c], t.tested[c], t.example[c]});
+  return out;
 }
 
 Config SearchSpace::at(uint64_t index) const {
@@ -161,7 +193,8 @@ std::vector<Config> SearchSpace::neighbours(const Config& c, NeighbourKind kind)
     if (base_valid) {
       ok = s.passes(s.checks_of[p], slots);
     } else {
-      for (const expr::CompiledExpr& check : s.checks) ok = ok && check.test(slots);
+      for (const expr::CompiledExpr& check : s.checks)
+        ok = ok && check.truth(slots) == expr::CompiledExpr::Truth::True;
     }
     if (ok) {
       out.push_back(c);

@@ -41,7 +41,9 @@ class SearchSpace {
  public:
   // Compiles restrictions against the parameters (slot i = parameter i) and the
   // constants. Throws Error::bad_input for unknown names (with location), an
-  // empty value list, or duplicate parameter names.
+  // empty value list, duplicate parameter names, a NaN or infinite value, a
+  // restriction that can never give a bool (`p % 32`, a string, a list), and
+  // one that reads no parameter and raises.
   SearchSpace(std::vector<Parameter> parameters, std::vector<expr::Expression> restrictions,
               std::map<std::string, Value, std::less<>> constants = {});
 
@@ -60,6 +62,19 @@ class SearchSpace {
 
   // True when every restriction holds (an evaluation error counts as false).
   bool is_valid(const Config& c) const;
+
+  // A restriction that raised an error (division by zero, `p in 5`, an
+  // overflow; see CompiledExpr::truth) for some combinations of the
+  // parameters, which therefore count as invalid configurations. Known once
+  // the space has been counted (count_valid() or indexed access); empty
+  // before, and when none raised.
+  struct RaisedRestriction {
+    size_t restriction = 0;  // index into restrictions()
+    uint64_t count = 0;      // combinations of the restricted parameters it raised for
+    uint64_t tested = 0;     // combinations it was tested on
+    std::string example;     // the first: "p=0, q=4: division by zero"
+  };
+  std::vector<RaisedRestriction> raised_restrictions() const;
 
   // --- Indexed access to the valid set (materialises it on first use). ---
   // REQUIRES: count_valid() fits in memory; throws Error::failed if over `max_materialise()`.

@@ -217,10 +217,26 @@ const space_detail::RowStore& SearchSpace::Impl::store() const {
   return *rows;
 }
 
-bool SearchSpace::Impl::passes(const std::vector<int>& which, const std::vector<Value>& slots) const {
-  for (int c : which)
-    if (!checks[c].test(slots)) return false;
+bool SearchSpace::Impl::passes(const std::vector<int>& which, const std::vector<Value>& slots, Tally* tally) const {
+  for (int c : which) {
+    const expr::CompiledExpr::Truth t = checks[c].truth(slots);
+    if (tally) {
+      ++tally->tested[c];
+      if (t == expr::CompiledExpr::Truth::Raised && tally->raised[c]++ == 0) {
+        std::string example;
+        for (int slot : checks[c].slots_used())
+          example.append(example.empty() ? "" : ", ").append(params[slot].name).append("=").append(slots[slot].repr());
+        tally->example[c] = example.append(": ").append(checks[c].why_raised(slots));
+      }
+    }
+    if (t != expr::CompiledExpr::Truth::True) return false;
+  }
   return true;
+}
+
+void SearchSpace::Impl::publish(Tally t) const {
+  std::lock_guard<std::mutex> lock(tally_mutex);
+  if (!published) published = std::move(t);
 }
 
 bool SearchSpace::Impl::well_formed(const Config& c) const {

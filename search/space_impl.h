@@ -60,6 +60,7 @@ struct SearchSpace::Impl {
   std::vector<Parameter> params;
   std::vector<expr::Expression> restrictions;
   std::vector<expr::CompiledExpr> checks;       // the non-constant restrictions
+  std::vector<size_t> check_restriction;        // per check: its index in restrictions
   std::vector<std::vector<int>> checks_of;      // per parameter: checks naming it
   bool empty = false;                           // a constant restriction is false
 
@@ -88,14 +89,27 @@ struct SearchSpace::Impl {
   // are more than max_materialise().
   const space_detail::RowStore& store() const;
 
+  // What one walk saw of checks that raised (see raised_restrictions()): the
+  // first walk to finish publishes its tally, so the figures count each
+  // combination once whichever of counting and indexing walked first.
+  struct Tally {
+    std::vector<uint64_t> tested, raised;  // per check
+    std::vector<std::string> example;      // per check: the first that raised
+  };
+  mutable std::mutex tally_mutex;
+  mutable std::optional<Tally> published;
+  void publish(Tally t) const;
+
   // Fills `slots` (one per parameter) with the values of c.
   void bind(const Config& c, std::vector<Value>& slots) const;
-  bool passes(const std::vector<int>& which, const std::vector<Value>& slots) const;
+  // Every check in `which` holds; a walk passes its tally.
+  bool passes(const std::vector<int>& which, const std::vector<Value>& slots, Tally* tally = nullptr) const;
   // True when c has one in-range index per parameter.
   bool well_formed(const Config& c) const;
   void require_well_formed(const Config& c, const char* what) const;
 
-  // Visits every valid enumerated part (indices per depth) in walk order.
+  // Visits every valid enumerated part (indices per depth) in walk order,
+  // publishing what raised when it finishes.
   template <class Visit>
   void walk(Visit&& visit) const;
 
@@ -126,19 +140,23 @@ void SearchSpace::Impl::walk(Visit&& visit) const {
     visit(idx.data());
     return;
   }
+  Tally tally;
+  tally.tested.assign(checks.size(), 0);
+  tally.raised.assign(checks.size(), 0);
+  tally.example.assign(checks.size(), {});
   // Iterative depth-first walk: idx[d] is the next value to try at depth d.
   size_t d = 0;
   idx[0] = 0;
   while (true) {
     const auto& values = params[order[d]].values;
     if (idx[d] >= values.size()) {
-      if (d == 0) return;
+      if (d == 0) break;
       --d;
       ++idx[d];
       continue;
     }
     slots[order[d]] = values[idx[d]];
-    if (!passes(checks_at[d], slots)) {
+    if (!passes(checks_at[d], slots, &tally)) {
       ++idx[d];
       continue;
     }
@@ -150,6 +168,7 @@ void SearchSpace::Impl::walk(Visit&& visit) const {
       idx[d] = 0;
     }
   }
+  publish(std::move(tally));
 }
 
 }  // namespace ktune

@@ -65,7 +65,8 @@ Selection choose_configs(const Spec& spec, const CompileOptions& o) {
     sel.listed = {*c};
     return sel;
   }
-  if (space.count_valid() == 0) throw Error::failed(spec.path + ": no valid configuration to compile");
+  require_valid_configurations(spec);
+  for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
   if (o.all) {
     sel.every = true;
     return sel;

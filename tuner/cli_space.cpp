@@ -42,6 +42,7 @@ int run_space(const SpaceOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const uint64_t valid = space.count_valid();
   const double count_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
   std::vector<Config> samples;
   if (o.sample > 0 && valid > 0) {
     std::mt19937_64 rng(o.seed);

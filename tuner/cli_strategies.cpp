@@ -95,6 +95,7 @@ int run_compare(const CompareCliOptions& o) {
   const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
+  for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
   ReplayEvaluator replay(spec, o.simulate, o.device);
   const SearchSpace& space = spec.space();
   ExhaustiveTable table;

@@ -102,6 +102,7 @@ int run_tune(const TuneOptions& o) {
   if (o.simulate.empty()) spec.require_runnable();  // before the notes: a GPU run needs them
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
+  for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
   const SearchSpace& space = spec.space();
   // Named on the command line (with its options), else the spec's, else the
   // default; Kernel Tuner's names and option names are read as ktune's.

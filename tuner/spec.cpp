@@ -120,12 +120,28 @@ void Spec::verify_against_first_valid() {
   hash = Sha256::hex_of(spec_detail::canonical_text(*this));
 }
 
+std::vector<std::string> restriction_notes(const Spec& spec) {
+  const SearchSpace& space = spec.space();
+  std::vector<std::string> out;
+  for (const SearchSpace::RaisedRestriction& r : space.raised_restrictions()) {
+    const expr::Expression& e = space.restrictions()[r.restriction];
+    std::string where = e.where().str();
+    out.push_back("restriction '" + e.text() + "'" + (where.empty() ? "" : " (" + where + ")") +
+                  " raised an error in " + std::to_string(r.count) + " of its " + std::to_string(r.tested) +
+                  " evaluations while the space was counted; those configurations count as invalid. First: " +
+                  r.example);
+  }
+  return out;
+}
+
 void require_valid_configurations(const Spec& spec) {
   const SearchSpace& space = spec.space();
   if (space.count_valid() > 0) return;
+  std::string why;
+  for (const std::string& n : restriction_notes(spec)) why.append("; ").append(n);
   throw Error::failed("no valid configuration: the " + std::to_string(space.restrictions().size()) +
                           " restriction(s) exclude all " + space.cartesian_size() + " combinations of the " +
-                          std::to_string(space.parameters().size()) + " parameters",
+                          std::to_string(space.parameters().size()) + " parameters" + why,
                       SourceLocation{spec.path});
 }
 

@@ -252,8 +252,14 @@ Spec load_spec_text(const std::string& text, const std::string& path, Spec::Form
 // string). Throws Error::bad_input for an item without a name and '='.
 ConstantOverrides parse_constant_overrides(const std::vector<std::string>& items);
 
-// Throws Error::failed("no valid configuration: ...") when the space is empty.
+// Throws Error::failed("no valid configuration: ...") when the space is empty
+// (naming any restriction that raised, as restriction_notes() does).
 void require_valid_configurations(const Spec& spec);
+
+// One note per restriction that raised an error for some configurations
+// (which count as invalid), with how often and the first such configuration;
+// known once the space has been counted (SearchSpace::raised_restrictions).
+std::vector<std::string> restriction_notes(const Spec& spec);
 
 // A duration with a unit: "500ms", "90s", "10m", "1.5h" -> seconds; nullopt
 // for anything else (no unit, not positive, not finite).
