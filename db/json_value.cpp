@@ -128,28 +128,4 @@ std::optional<ValueType> value_type_from_name(const std::string& name) {
   return std::nullopt;
 }
 
-SourceLocation location_of(const std::string& text, size_t byte, const std::string& source) {
-  SourceLocation loc{source, 1, 1};
-  for (size_t i = 0; i < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++loc.line;
-      loc.column = 1;
-    } else {
-      ++loc.column;
-    }
-  }
-  return loc;
-}
-
-Json parse_json(const std::string& text, const std::string& source) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    std::string what = e.what();
-    size_t colon = what.rfind(": ");  // drop nlohmann's "[json.exception...] parse error at line..." prefix
-    throw Error::bad_input("invalid JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)),
-                           location_of(text, e.byte > 0 ? e.byte - 1 : 0, source));
-  }
-}
-
 }  // namespace ktune::db::detail

@@ -44,10 +44,6 @@ std::map<std::string, double> metrics_from_json(const std::string& text);
 ValueType infer_type(const std::vector<Value>& values);
 std::optional<ValueType> value_type_from_name(const std::string& name);
 
-// Parses JSON text; on a syntax error throws Error::bad_input pointing at the
-// line and column in `source`.
-Json parse_json(const std::string& text, const std::string& source);
-// The line/column of a byte offset in text.
-SourceLocation location_of(const std::string& text, size_t byte, const std::string& source);
+// Files are read with their locations through LocatedJson (db/json_located.h).
 
 }  // namespace ktune::db::detail

@@ -4,12 +4,17 @@
 #include <cmath>
 #include <string_view>
 
+#include "db/json_located.h"
 #include "db/json_value.h"
 #include "search/error.h"
 
 namespace ktune::db {
 
+using detail::duration_value;
+using detail::extent_value;
 using detail::Json;
+using detail::LocatedJson;
+using detail::parameter_value;
 
 namespace {
 
@@ -43,33 +48,39 @@ std::string close_interrupted(std::string_view body) {
   return std::string(body) + "}\n}";
 }
 
-Json parse_possibly_interrupted(const std::string& text, const std::string& src, ResultSet& rs) {
-  Json j = Json::parse(text, nullptr, false);
-  if (!j.is_discarded()) return j;
-  rs.truncated = true;
-  j = Json::parse(close_interrupted(text), nullptr, false);
-  if (!j.is_discarded()) return j;
+// An interrupted run leaves a file cut short, and only then is it repaired:
+// damage anywhere before the end is the file's error, at its place.
+LocatedJson parse_possibly_interrupted(const std::string& text, const std::string& src, ResultSet& rs) {
+  std::optional<Error> error, ignored;
+  bool at_end = false, again = false;
+  if (auto j = LocatedJson::try_parse(text, src, error, at_end)) return std::move(*j);
+  if (!at_end) throw *error;
+  if (auto j = LocatedJson::try_parse(close_interrupted(text), src, ignored, again)) {
+    rs.truncated = true;
+    return std::move(*j);
+  }
   // Killed in the middle of writing a record: each record is one line that
   // starts with '\n"', so drop the last one and close again.
   size_t cache = text.find("\"cache\"");
   size_t last = text.rfind("\n\"");
   if (cache != std::string::npos && last != std::string::npos && last > cache) {
-    j = Json::parse(close_interrupted(std::string_view(text).substr(0, last)), nullptr, false);
-    if (!j.is_discarded()) {
+    if (auto j = LocatedJson::try_parse(close_interrupted(std::string_view(text).substr(0, last)), src, ignored, again)) {
+      rs.truncated = true;
       rs.dropped = 1;
-      return j;
+      return std::move(*j);
     }
   }
-  return detail::parse_json(text, src);  // throws, pointing at the original damage
+  throw *error;  // pointing at the original damage
 }
 
-ProblemSize read_problem_size(const Json& j, const std::string& src) {
-  if (j.is_null() || j.is_string()) return {};  // absent or "callable": unknown
-  auto extent = [&](const Json& x) {
-    if (x.is_number_integer()) return x.get<int64_t>();
-    if (x.is_number_float() && std::floor(x.get<double>()) == x.get<double>())
-      return static_cast<int64_t>(x.get<double>());
-    throw Error::bad_input("problem_size must hold integers, got " + x.dump(), {src});
+[[noreturn]] void refuse(const SourceLocation& where, const std::string& why) { throw Error::bad_input(why, where); }
+
+ProblemSize read_problem_size(const LocatedJson& doc, const Json& j) {
+  if (j.is_null() || (j.is_string() && j.get_ref<const std::string&>() == "callable")) return {};  // unknown
+  auto extent = [&](const Json& x) -> int64_t {
+    if (auto v = extent_value(x)) return *v;
+    refuse(doc.where(x).line ? doc.where(x) : doc.where(j),
+           "problem_size extent " + x.dump() + " is not a positive integer below 2^63");
   };
   ProblemSize ps;
   if (j.is_number()) {
@@ -77,39 +88,74 @@ ProblemSize read_problem_size(const Json& j, const std::string& src) {
   } else if (j.is_array()) {
     for (const Json& x : j) ps.push_back(extent(x));
   } else {
-    throw Error::bad_input("problem_size must be an int, a list or \"callable\", got " + j.dump(), {src});
+    refuse(doc.where(j), "problem_size must be an int, a list of ints or \"callable\", not " + j.dump());
   }
   try {
     return canonical_problem_size(ps);
   } catch (const Error& e) {
-    throw Error::bad_input(e.message(), {src});
+    refuse(doc.where(j), e.message());
   }
 }
 
-void read_header(const Json& j, const std::string& src, ResultSet& rs) {
-  if (!j.is_object() || !j.contains("cache") || !j["cache"].is_object())
-    throw Error::bad_input("not a Kernel Tuner cache file (no \"cache\" object)", {src});
+// A name the file gives (device_name, kernel_name): absent or a string.
+std::string optional_name(const LocatedJson& doc, const Json& header, const char* key) {
+  auto it = header.find(key);
+  if (it == header.end()) return "";
+  if (!it->is_string()) refuse(doc.where(*it), std::string(key) + " must be a string, not " + it->dump());
+  return it->get<std::string>();
+}
+
+void read_header(const LocatedJson& doc, ResultSet& rs) {
+  const Json& j = doc.root();
+  auto cache = j.is_object() ? j.find("cache") : j.end();
+  if (!j.is_object() || cache == j.end() || !cache->is_object())
+    refuse(doc.where(j), "not a Kernel Tuner cache file (no \"cache\" object)");
   rs.format = "kernel-tuner";
-  rs.device_name = j.value("device_name", "");
-  rs.kernel_name = j.value("kernel_name", "");
-  rs.problem_size = read_problem_size(j.value("problem_size", Json()), src);
-  const Json& tp = j.contains("tune_params") ? j["tune_params"] : Json::object();
-  if (j.contains("tune_params_keys")) {
-    for (const Json& k : j["tune_params_keys"]) rs.param_names.push_back(k.get<std::string>());
+  rs.device_name = optional_name(doc, j, "device_name");
+  rs.kernel_name = optional_name(doc, j, "kernel_name");
+  if (auto ps = j.find("problem_size"); ps != j.end()) rs.problem_size = read_problem_size(doc, *ps);
+  const Json no_params = Json::object();
+  auto tp_it = j.find("tune_params");
+  const Json& tp = tp_it != j.end() ? *tp_it : no_params;
+  if (!tp.is_object()) refuse(doc.where(tp), "tune_params must be an object of value lists, not " + tp.dump());
+  if (auto keys = j.find("tune_params_keys"); keys != j.end()) {
+    if (!keys->is_array()) refuse(doc.where(*keys), "tune_params_keys must be a list of names");
+    for (const Json& k : *keys) {
+      if (!k.is_string() || k.get_ref<const std::string&>().empty())
+        refuse(doc.where(*keys), "tune_params_keys must be a list of names, and holds " + k.dump());
+      if (std::find(rs.param_names.begin(), rs.param_names.end(), k.get<std::string>()) != rs.param_names.end())
+        refuse(doc.where(*keys), "tune_params_keys names " + k.dump() + " twice");
+      rs.param_names.push_back(k.get<std::string>());
+    }
   } else {
     for (const auto& [k, v] : tp.items()) rs.param_names.push_back(k);
   }
   for (const std::string& name : rs.param_names) {
     std::vector<Value> domain;
-    if (tp.contains(name) && tp[name].is_array())
-      for (const Json& x : tp[name])
-        if (auto v = detail::value_from_json(x)) domain.push_back(*v);
+    if (auto values = tp.find(name); values != tp.end()) {
+      if (!values->is_array()) refuse(doc.where(*values), "tune_params \"" + name + "\" must be a list of values");
+      for (const Json& x : *values) {
+        std::optional<Value> v = parameter_value(x);
+        if (!v) refuse(doc.where(*values), "tune_params \"" + name + "\" holds " + x.dump() +
+                                               ", which is not a number, bool or string");
+        domain.push_back(*v);
+      }
+    }
     rs.param_values.push_back(domain);
   }
-  const Json obj = j.value("objective", Json("time"));
-  if (obj.is_string()) rs.objectives = {obj.get<std::string>()};
-  else if (obj.is_array())
-    for (const Json& o : obj) rs.objectives.push_back(o.get<std::string>());
+  auto obj = j.find("objective");
+  if (obj == j.end()) {
+    rs.objectives = {"time"};
+  } else if (obj->is_string()) {
+    rs.objectives = {obj->get<std::string>()};
+  } else if (obj->is_array()) {
+    for (const Json& o : *obj) {
+      if (!o.is_string()) refuse(doc.where(*obj), "objective must be a name or a list of names, and holds " + o.dump());
+      rs.objectives.push_back(o.get<std::string>());
+    }
+  } else {
+    refuse(doc.where(*obj), "objective must be a name or a list of names, not " + obj->dump());
+  }
   if (rs.objectives.empty()) rs.objectives = {"time"};
 }
 
@@ -121,7 +167,10 @@ Value value_from_key_part(const std::string& s, ValueType t) {
       int64_t i = std::stoll(s, &used);
       if (used == s.size()) return Value(i);
     }
-    if (t == ValueType::Float) return Value(std::stod(s));
+    if (t == ValueType::Float) {
+      double d = std::stod(s, &used);
+      if (used == s.size() && std::isfinite(d)) return Value(d);
+    }
   } catch (const std::exception&) {
   }
   if (t == ValueType::Bool && (s == "True" || s == "False")) return Value(s == "True");
@@ -144,32 +193,44 @@ bool is_known_field(const std::string& k) {
   return std::any_of(std::begin(known), std::end(known), [&](const char* n) { return k == n; });
 }
 
-std::optional<double> number(const Json& rec, const char* name) {
+// A time field of the record, when there is one: a number of milliseconds, at
+// least 0 (a negative or missing time is no measurement).
+std::optional<double> duration(const LocatedJson& doc, const Json& rec, const char* name, const std::string& record) {
   auto it = rec.find(name);
-  if (it == rec.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
+  if (it == rec.end()) return std::nullopt;
+  return duration_value(*it, record + ": " + name, doc.where(*it));
 }
 
-void read_config(const std::string& key, const Json& rec, const ResultSet& rs, const std::string& src,
-                 Evaluation& e) {
+void read_config(const LocatedJson& doc, const std::string& key, const Json& rec, const ResultSet& rs,
+                 const std::string& record, Evaluation& e) {
   std::vector<std::string> parts;
   for (size_t i = 0; i < rs.param_names.size(); ++i) {
-    auto it = rec.find(rs.param_names[i]);
-    std::optional<Value> v = it != rec.end() ? detail::value_from_json(*it) : std::nullopt;
-    if (!v) {
+    std::optional<Value> v;
+    if (auto it = rec.find(rs.param_names[i]); it != rec.end()) {
+      v = parameter_value(*it);
+      if (!v) refuse(doc.where(*it), record + ": " + rs.param_names[i] + " = " + it->dump() +
+                                         " is not a number, bool or string");
+    } else {
       if (parts.empty()) parts = split_key(key);
       if (parts.size() != rs.param_names.size())
-        throw Error::bad_input("record \"" + key + "\" has no value for " + rs.param_names[i], {src});
+        refuse(doc.where(rec), record + " has no value for " + rs.param_names[i]);
       v = value_from_key_part(parts[i], rs.param_types[i]);
     }
     e.config.push_back(detail::coerce(*v, rs.param_types[i]));
   }
+  // The key is what Kernel Tuner looks a configuration up by, the values what
+  // ktune stores: a record where they disagree would be found under one and
+  // kept as the other.
+  if (const std::string made = config_key(e.config); made != key)
+    refuse(doc.where(rec), record + ": its parameter values make the key \"" + made +
+                               "\"; a record and its key must name the same configuration");
 }
 
-Evaluation read_record(const std::string& key, const Json& rec, const ResultSet& rs, const std::string& src) {
-  if (!rec.is_object()) throw Error::bad_input("record \"" + key + "\" is not an object", {src});
+Evaluation read_record(const LocatedJson& doc, const std::string& key, const Json& rec, const ResultSet& rs) {
+  const std::string record = "record \"" + key + "\"";
+  if (!rec.is_object()) refuse(doc.where(rec), record + " is not an object");
   Evaluation e;
-  read_config(key, rec, rs, src, e);
+  read_config(doc, key, rec, rs, record, e);
   std::optional<Status> failed;
   for (const auto& [k, v] : rec.items()) {
     if (std::find(rs.param_names.begin(), rs.param_names.end(), k) != rs.param_names.end()) continue;
@@ -177,49 +238,77 @@ Evaluation read_record(const std::string& key, const Json& rec, const ResultSet&
     if (is_known_field(k) || !v.is_number()) continue;
     if (!take_observer_field(e, k, v.get<double>())) e.metrics[k] = v.get<double>();
   }
-  if (auto it = rec.find("ktune_status"); it != rec.end() && it->is_string())
-    if (auto s = status_from_string(it->get<std::string>())) failed = *s;
+  if (auto it = rec.find("ktune_status"); it != rec.end()) {
+    std::optional<Status> s = it->is_string() ? status_from_string(it->get<std::string>()) : std::nullopt;
+    if (!s) refuse(doc.where(*it), record + ": ktune_status " + it->dump() + " is not a ktune status");
+    failed = *s;
+  }
   if (failed && *failed != Status::Ok) {
     e.status = *failed;
-    e.reason = rec.value("ktune_reason", "");
+    if (auto it = rec.find("ktune_reason"); it != rec.end()) {
+      if (!it->is_string()) refuse(doc.where(*it), record + ": ktune_reason must be a string, not " + it->dump());
+      e.reason = it->get<std::string>();
+    }
   } else {
-    e.time_ms = e.mean_ms = number(rec, "time");
-    if (auto it = rec.find("times"); it != rec.end() && it->is_array())
-      for (const Json& t : *it)
-        if (t.is_number()) e.samples.push_back(t.get<double>());
+    // A record that failed says so (an error name); any other is a measurement
+    // and has its time, or it is refused: never stored as ok without one.
+    auto time = rec.find("time");
+    if (time == rec.end()) refuse(doc.where(rec), record + " has no time and names no failure (__error__)");
+    if (!time->is_number())
+      refuse(doc.where(*time), record + ": time " + time->dump() +
+                                   " is neither a number nor one of Kernel Tuner's failures (InvalidConfig, "
+                                   "CompilationFailedConfig, RuntimeFailedConfig)");
+    e.time_ms = e.mean_ms = duration(doc, rec, "time", record);
+    if (auto it = rec.find("times"); it != rec.end()) {
+      if (!it->is_array()) refuse(doc.where(*it), record + ": times must be a list of numbers, not " + it->dump());
+      for (size_t i = 0; i < it->size(); ++i)
+        e.samples.push_back(
+            duration_value((*it)[i], record + ": times[" + std::to_string(i) + "]", doc.where(*it)));
+    }
     e.complete_stats();
   }
-  e.compile_ms = number(rec, "compile_time");
-  e.verify_ms = number(rec, "verification_time");
-  e.benchmark_ms = number(rec, "benchmark_time");
-  e.strategy_ms = number(rec, "strategy_time");
-  e.framework_ms = number(rec, "framework_time");
-  e.timestamp = rec.value("timestamp", "");
+  e.compile_ms = duration(doc, rec, "compile_time", record);
+  e.verify_ms = duration(doc, rec, "verification_time", record);
+  e.benchmark_ms = duration(doc, rec, "benchmark_time", record);
+  e.strategy_ms = duration(doc, rec, "strategy_time", record);
+  e.framework_ms = duration(doc, rec, "framework_time", record);
+  if (auto it = rec.find("timestamp"); it != rec.end()) {
+    if (!it->is_string()) refuse(doc.where(*it), record + ": timestamp must be a string, not " + it->dump());
+    e.timestamp = it->get<std::string>();
+  }
   return e;
 }
 
-}  // namespace
-
-ResultSet parse_kernel_tuner(const std::string& text, const std::string& src) {
+ResultSet parse_cache(const std::string& text, const std::string& src) {
   ResultSet rs;
-  Json j = parse_possibly_interrupted(text, src, rs);
-  read_header(j, src, rs);
-  const Json& cache = j["cache"];
+  const LocatedJson doc = parse_possibly_interrupted(text, src, rs);
+  read_header(doc, rs);
+  const Json& cache = doc.root()["cache"];
   if (rs.param_names.empty() && !cache.empty())
-    throw Error::bad_input("Kernel Tuner cache names no parameters (no tune_params_keys or tune_params)", {src});
+    refuse(doc.where(doc.root()), "Kernel Tuner cache names no parameters (no tune_params_keys or tune_params)");
   // Types come from tune_params; without them, from the records' own values.
   for (size_t i = 0; i < rs.param_names.size(); ++i) {
     std::vector<Value> seen = rs.param_values[i];
     if (seen.empty())
       for (const auto& [k, rec] : cache.items())
         if (rec.is_object() && rec.contains(rs.param_names[i]))
-          if (auto v = detail::value_from_json(rec[rs.param_names[i]])) seen.push_back(*v);
+          if (auto v = parameter_value(rec[rs.param_names[i]])) seen.push_back(*v);
     rs.param_types.push_back(detail::infer_type(seen));
     for (Value& v : rs.param_values[i]) v = detail::coerce(v, rs.param_types[i]);
   }
   rs.evaluations.reserve(cache.size());
-  for (const auto& [key, rec] : cache.items()) rs.evaluations.push_back(read_record(key, rec, rs, src));
+  for (const auto& [key, rec] : cache.items()) rs.evaluations.push_back(read_record(doc, key, rec, rs));
   return rs;
+}
+
+}  // namespace
+
+ResultSet parse_kernel_tuner(const std::string& text, const std::string& src) {
+  try {
+    return parse_cache(text, src);
+  } catch (const Json::exception& e) {  // a case the checks above missed: still the file's error, never ktune's
+    throw Error::bad_input(std::string("unreadable Kernel Tuner cache: ") + e.what(), SourceLocation{src});
+  }
 }
 
 ResultSet read_kernel_tuner(const std::string& path) { return parse_kernel_tuner(read_text_file(path), path); }

@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include "db/json_located.h"
 #include "db/json_value.h"
 #include "search/error.h"
 
 namespace ktune::db {
 
+using detail::duration_value;
+using detail::extent_value;
 using detail::Json;
+using detail::LocatedJson;
+using detail::parameter_value;
 
 namespace {
 
@@ -34,70 +39,107 @@ double unit_factor_to_ms(const std::string& unit, const SourceLocation& where) {
   throw Error::bad_input("unknown time unit \"" + unit + "\"", where);
 }
 
-std::optional<double> time_field(const Json& times, std::initializer_list<const char*> names, double factor) {
+[[noreturn]] void refuse(const SourceLocation& where, const std::string& why) { throw Error::bad_input(why, where); }
+
+// The location of `v` when it has its own, else `fallback` (the result's).
+SourceLocation at(const LocatedJson& doc, const Json& v, const SourceLocation& fallback) {
+  SourceLocation w = doc.where(v);
+  return w.line > 0 ? w : fallback;
+}
+
+std::optional<double> time_field(const LocatedJson& doc, const Json& times, std::initializer_list<const char*> names,
+                                 double factor, const std::string& result, const SourceLocation& where) {
   for (const char* n : names) {
     auto it = times.find(n);
-    if (it != times.end() && it->is_number()) return it->get<double>() * factor;
+    if (it != times.end()) return duration_value(*it, result + ": times." + n, at(doc, *it, at(doc, times, where)), factor);
   }
   return std::nullopt;
 }
 
-void read_measurements(const Json& ms, double factor, const SourceLocation& where, Evaluation& e) {
-  for (const Json& m : ms) {
-    if (!m.is_object() || !m.contains("name") || !m["name"].is_string()) continue;
+std::string string_field(const LocatedJson& doc, const Json& obj, const char* key, const std::string& what,
+                         const SourceLocation& where) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return "";
+  if (!it->is_string()) refuse(at(doc, *it, where), what + "." + key + " must be a string, not " + it->dump());
+  return it->get<std::string>();
+}
+
+void read_measurements(const LocatedJson& doc, const Json& ms, double factor, const std::string& result,
+                       const SourceLocation& where, Evaluation& e) {
+  if (!ms.is_array()) refuse(at(doc, ms, where), result + ": measurements must be a list, not " + ms.dump());
+  for (size_t i = 0; i < ms.size(); ++i) {
+    const Json& m = ms[i];
+    const std::string what = result + ": measurements[" + std::to_string(i) + "]";
+    if (!m.is_object()) refuse(at(doc, ms, where), what + " must be an object, not " + m.dump());
+    auto name = m.find("name");
     auto v = m.find("value");
-    if (v == m.end() || !v->is_number()) continue;
-    std::string name = m["name"].get<std::string>();
-    double value = v->get<double>();
-    if (name == "time") {
-      std::string unit = m.value("unit", "");
-      e.time_ms = value * (unit.empty() ? factor : unit_factor_to_ms(unit, where));
-    } else if (!take_observer_field(e, name, value)) {
-      e.metrics[name] = value;
+    if (name == m.end() || !name->is_string()) refuse(at(doc, ms, where), what + " has no name");
+    if (v == m.end() || !v->is_number()) refuse(at(doc, ms, where), what + " has no numeric value");
+    const std::string unit = string_field(doc, m, "unit", what, at(doc, ms, where));
+    if (*name == "time") {
+      e.time_ms = duration_value(*v, what + " (time)", at(doc, ms, where),
+                                 unit.empty() ? factor : unit_factor_to_ms(unit, at(doc, ms, where)));
+      continue;
     }
+    const double value = v->get<double>();
+    if (!take_observer_field(e, name->get<std::string>(), value)) e.metrics[name->get<std::string>()] = value;
   }
 }
 
-Evaluation read_result(const Json& r, const ResultSet& rs, double factor, const SourceLocation& where) {
+Evaluation read_result(const LocatedJson& doc, const Json& r, const ResultSet& rs, double factor, size_t index) {
+  const SourceLocation where = at(doc, r, SourceLocation{doc.source()});
+  const std::string result = "results[" + std::to_string(index) + "]";
+  if (!r.is_object()) refuse(where, result + " is not an object");
   for (const char* req : {"configuration", "times", "invalidity"})
-    if (!r.contains(req)) throw Error::bad_input(std::string("result has no \"") + req + "\"", where);
+    if (!r.contains(req)) refuse(where, result + " has no \"" + req + "\"");
   Evaluation e;
   const Json& cfg = r["configuration"];
+  if (!cfg.is_object()) refuse(at(doc, cfg, where), result + ": configuration must be an object");
   for (size_t i = 0; i < rs.param_names.size(); ++i) {
     auto it = cfg.find(rs.param_names[i]);
-    std::optional<Value> v = it != cfg.end() ? detail::value_from_json(*it) : std::nullopt;
-    if (!v) throw Error::bad_input("configuration has no value for " + rs.param_names[i], where);
+    if (it == cfg.end()) refuse(at(doc, cfg, where), result + ": configuration has no value for " + rs.param_names[i]);
+    std::optional<Value> v = parameter_value(*it);
+    if (!v) refuse(at(doc, cfg, where), result + ": " + rs.param_names[i] + " = " + it->dump() +
+                                            " is not a number, bool or string");
     e.config.push_back(detail::coerce(*v, rs.param_types[i]));
   }
-  std::string inv = r["invalidity"].is_string() ? r["invalidity"].get<std::string>() : "";
+  const Json& invalidity = r["invalidity"];
+  const std::string inv = invalidity.is_string() ? invalidity.get<std::string>() : invalidity.dump();
   auto found = std::find_if(std::begin(kInvalidity), std::end(kInvalidity),
-                            [&](const InvalidityName& i) { return inv == i.name; });
+                            [&](const InvalidityName& i) { return invalidity.is_string() && inv == i.name; });
   if (found == std::end(kInvalidity))
-    throw Error::bad_input("unknown invalidity \"" + inv +
-                               "\" (expected correct, compile, runtime, constraints, timeout or correctness)",
-                           where);
+    refuse(at(doc, invalidity, where),
+           result + ": unknown invalidity " + invalidity.dump() +
+               " (expected correct, compile, runtime, constraints, timeout or correctness)");
   e.status = found->status;
-  if (e.status == Status::Ok && r.contains("correctness") && r["correctness"].is_number() &&
-      r["correctness"].get<double>() == 0)
-    e.status = Status::WrongResult;
+  if (auto c = r.find("correctness"); c != r.end()) {
+    if (!c->is_number()) refuse(at(doc, *c, where), result + ": correctness must be a number, not " + c->dump());
+    if (e.status == Status::Ok && c->get<double>() == 0) e.status = Status::WrongResult;
+  }
 
   const Json& t = r["times"];
-  e.compile_ms = time_field(t, {"compilation_time", "compilation"}, factor);
-  e.framework_ms = time_field(t, {"framework"}, factor);
-  e.strategy_ms = time_field(t, {"search_algorithm"}, factor);
-  e.verify_ms = time_field(t, {"validation"}, factor);
-  e.benchmark_ms = time_field(t, {"benchmark"}, factor);
-  if (auto it = t.find("runtimes"); it != t.end() && it->is_array())
-    for (const Json& x : *it)
-      if (x.is_number()) e.samples.push_back(x.get<double>() * factor);
-  if (r.contains("measurements") && r["measurements"].is_array())
-    read_measurements(r["measurements"], factor, where, e);
+  if (!t.is_object()) refuse(at(doc, t, where), result + ": times must be an object, not " + t.dump());
+  e.compile_ms = time_field(doc, t, {"compilation_time", "compilation"}, factor, result, where);
+  e.framework_ms = time_field(doc, t, {"framework"}, factor, result, where);
+  e.strategy_ms = time_field(doc, t, {"search_algorithm"}, factor, result, where);
+  e.verify_ms = time_field(doc, t, {"validation"}, factor, result, where);
+  e.benchmark_ms = time_field(doc, t, {"benchmark"}, factor, result, where);
+  if (auto it = t.find("runtimes"); it != t.end()) {
+    if (!it->is_array()) refuse(at(doc, t, where), result + ": times.runtimes must be a list, not " + it->dump());
+    for (size_t i = 0; i < it->size(); ++i)
+      e.samples.push_back(duration_value((*it)[i], result + ": times.runtimes[" + std::to_string(i) + "]",
+                                         at(doc, t, where), factor));
+  }
+  if (auto m = r.find("measurements"); m != r.end()) read_measurements(doc, *m, factor, result, where, e);
+  // Stored as ok, a result is a measurement: never one without its time.
+  if (e.status == Status::Ok && !e.time_ms)
+    refuse(where, result + " is correct but has no time measurement (measurements: {\"name\": \"time\", ...})");
   if (e.status != Status::Ok) {
     e.time_ms.reset();
     e.samples.clear();
   }
   e.complete_stats();
-  e.timestamp = r.value("timestamp", "");
+  e.timestamp = string_field(doc, r, "timestamp", result, where);
   return e;
 }
 
@@ -113,42 +155,62 @@ void read_parameters(const Json& results, ResultSet& rs) {
         seen.emplace_back();
         pos = rs.param_names.end() - 1;
       }
-      if (auto val = detail::value_from_json(v)) seen[static_cast<size_t>(pos - rs.param_names.begin())].push_back(*val);
+      if (auto val = parameter_value(v)) seen[static_cast<size_t>(pos - rs.param_names.begin())].push_back(*val);
     }
   }
   for (const auto& s : seen) rs.param_types.push_back(detail::infer_type(s));
 }
 
-}  // namespace
-
-ResultSet parse_t4(const std::string& text, const std::string& src) {
-  Json j = detail::parse_json(text, src);
+ResultSet parse_results(const std::string& text, const std::string& src) {
+  const LocatedJson doc(text, src);
+  const Json& j = doc.root();
   if (!j.is_object() || !j.contains("results") || !j["results"].is_array())
-    throw Error::bad_input("not a T4 results file (no \"results\" list)", {src});
+    refuse(doc.where(j), "not a T4 results file (no \"results\" list)");
   ResultSet rs;
   rs.format = "t4";
-  const Json meta = j.value("metadata", Json::object());
-  double factor = unit_factor_to_ms(meta.value("timeunit", "milliseconds"), {src});
-  rs.device_name = meta.value("device_name", "");
-  rs.kernel_name = meta.value("kernel_name", "");
-  if (meta.contains("problem_size") && meta["problem_size"].is_array()) {
-    for (const Json& x : meta["problem_size"])
-      if (x.is_number_integer()) rs.problem_size.push_back(x.get<int64_t>());
-    rs.problem_size = canonical_problem_size(rs.problem_size);
+  const Json no_metadata = Json::object();
+  const Json& meta = j.contains("metadata") ? j["metadata"] : no_metadata;
+  if (!meta.is_object()) refuse(doc.where(meta), "metadata must be an object, not " + meta.dump());
+  const SourceLocation meta_where = at(doc, meta, doc.where(j));
+  std::string unit = string_field(doc, meta, "timeunit", "metadata", meta_where);
+  double factor = unit_factor_to_ms(unit.empty() ? "milliseconds" : unit, meta_where);
+  rs.device_name = string_field(doc, meta, "device_name", "metadata", meta_where);
+  rs.kernel_name = string_field(doc, meta, "kernel_name", "metadata", meta_where);
+  if (auto ps = meta.find("problem_size"); ps != meta.end()) {
+    if (!ps->is_array()) refuse(at(doc, *ps, meta_where), "metadata.problem_size must be a list of extents");
+    for (const Json& x : *ps) {
+      std::optional<int64_t> v = extent_value(x);
+      if (!v) refuse(at(doc, *ps, meta_where),
+                     "metadata.problem_size extent " + x.dump() + " is not a positive integer below 2^63");
+      rs.problem_size.push_back(*v);
+    }
+    try {
+      rs.problem_size = canonical_problem_size(rs.problem_size);
+    } catch (const Error& e) {
+      refuse(at(doc, *ps, meta_where), e.message());
+    }
   }
   const Json& results = j["results"];
   read_parameters(results, rs);
   for (size_t i = 0; i < results.size(); ++i) {
-    SourceLocation where{src + " (results[" + std::to_string(i) + "])"};
     const Json& r = results[i];
-    if (!r.is_object()) throw Error::bad_input("result is not an object", where);
-    rs.evaluations.push_back(read_result(r, rs, factor, where));
+    rs.evaluations.push_back(read_result(doc, r, rs, factor, i));
     if (rs.objectives.empty() && r.contains("objectives") && r["objectives"].is_array())
       for (const Json& o : r["objectives"])
         if (o.is_string()) rs.objectives.push_back(o.get<std::string>());
   }
   if (rs.objectives.empty()) rs.objectives = {"time"};
   return rs;
+}
+
+}  // namespace
+
+ResultSet parse_t4(const std::string& text, const std::string& src) {
+  try {
+    return parse_results(text, src);
+  } catch (const Json::exception& e) {  // a case the checks above missed: still the file's error, never ktune's
+    throw Error::bad_input(std::string("unreadable T4 file: ") + e.what(), SourceLocation{src});
+  }
 }
 
 ResultSet read_t4(const std::string& path) { return parse_t4(read_text_file(path), path); }

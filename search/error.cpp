@@ -1,5 +1,7 @@
 #include "search/error.h"
 
+#include <algorithm>
+
 namespace ktune {
 
 std::string SourceLocation::str() const {
@@ -19,6 +21,16 @@ SourceLocation SourceLocation::at_column(int column_in_text) const {
   SourceLocation l = *this;
   l.column = (column > 0 ? column : 1) + column_in_text - 1;
   return l;
+}
+
+TextLines::TextLines(std::string_view text) : starts_{0}, size_(text.size()) {
+  for (size_t i = text.find('\n'); i != std::string_view::npos; i = text.find('\n', i + 1)) starts_.push_back(i + 1);
+}
+
+SourceLocation TextLines::at(size_t offset, const std::string& file) const {
+  offset = std::min(offset, size_);
+  const auto line = std::upper_bound(starts_.begin(), starts_.end(), offset) - 1;
+  return SourceLocation{file, static_cast<int>(line - starts_.begin()) + 1, static_cast<int>(offset - *line) + 1};
 }
 
 static std::string format(const std::string& message, const SourceLocation& where) {

@@ -9,6 +9,8 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace ktune {
 
@@ -23,6 +25,20 @@ struct SourceLocation {
   // This location shifted by an offset inside an expression string found at
   // this place (column of the string's first character + offset).
   SourceLocation at_column(int column_in_text) const;
+};
+
+// Line and column (1-based; the column counts bytes) of byte offsets in one
+// text: the line starts are found once, then each lookup is a binary search,
+// so locating every token of a large file stays linear.
+class TextLines {
+ public:
+  explicit TextLines(std::string_view text);
+  // An offset past the end is the end.
+  SourceLocation at(size_t offset, const std::string& file) const;
+
+ private:
+  std::vector<size_t> starts_;
+  size_t size_ = 0;
 };
 
 class Error : public std::runtime_error {

@@ -253,5 +253,301 @@ TEST(HostileRestrictions, OneThatNamesNoParameterAndRaisesIsTheSpecsError) {
   EXPECT_NE(r.out.find(spec + ":7:8:"), std::string::npos) << r.out;  // at the '//'
 }
 
+
+// ---------------------------------------------------------------- spec documents
+
+const char* const kHead = "kernel: {name: k, source: k.cu}\nproblem_size: [1024]\ntune_params:\n  p: [1, 2]\n";
+
+TEST(HostileSpecs, YamlAliasBombIsCappedNotExpanded) {
+  TempDir dir;
+  // 10^10 values once expanded; yaml-cpp shares the aliased nodes, ktune's
+  // reading of them is what must stop.
+  std::string text = std::string(kHead) + "a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n";
+  for (int i = 1; i < 10; ++i) {
+    const std::string name = std::to_string(i), previous = std::string("*a").append(std::to_string(i - 1));
+    text.append("a").append(name).append(": &a").append(name).append(" [").append(repeat(previous, 10, ", ")).append("]\n");
+  }
+  const std::string spec = write(dir, "bomb.yaml", text);
+  expect_bad_input_at(ktune_cli("space " + spec), spec, 5, "more than 500000 values (aliases counted each time");
+  // A long string used many times: the text, not the count of values, is what grows.
+  std::string strings = std::string(kHead) + "s: &s '" + std::string(1 << 20, 'x') + "'\nt: [";
+  strings.append(repeat("*s", 100, ", ")).append("]\n");
+  const std::string spec2 = write(dir, "strings.yaml", strings);
+  expect_bad_input_at(ktune_cli("space " + spec2), spec2, 5, "MiB of text");
+}
+
+TEST(HostileSpecs, SecondYamlDocumentIsRefusedAtItsMarker) {
+  TempDir dir;
+  const std::string spec = write(dir, "multi.yaml", std::string(kHead) + "---\nrestrictions: [p > 5]\n");
+  const Ran r = ktune_cli("space " + spec);
+  expect_bad_input_at(r, spec, 5, "a second YAML document");
+  EXPECT_NE(r.out.find(spec + ":5:1:"), std::string::npos) << r.out;
+  // One document, explicitly opened and closed, is fine.
+  const std::string one = write(dir, "one.yaml", "---\n" + std::string(kHead) + "...\n");
+  EXPECT_EQ(ktune_cli("space " + one).status, 0);
+}
+
+TEST(HostileSpecs, DeepNestingIsRefusedInYamlAndJson) {
+  TempDir dir;
+  for (int depth : {100, 100000}) {
+    const std::string yaml = write(dir, "deep.yaml", std::string(kHead) + "x: " + std::string(depth, '[') +
+                                                         std::string(depth, ']') + "\n");
+    expect_bad_input_at(ktune_cli("space " + yaml), yaml, 5, "levels deep");
+    const std::string json = write(dir, "deep.json", "{\"General\": " + std::string(depth, '[') +
+                                                         std::string(depth, ']') + "}\n");
+    expect_bad_input_at(ktune_cli("space " + json), json, 1, "levels deep");
+  }
+}
+
+TEST(HostileSpecs, HugeJsonIsRefusedAndLocatedInLinearTime) {
+  TempDir dir;
+  // Locations for 600,000 values, each found from the start of the text, were quadratic.
+  const std::string json = write(dir, "big.json", "{\"General\": {\"x\": [" + repeat("1", 600000, ",") + "]}}\n");
+  expect_bad_input_at(ktune_cli("space " + json), json, 1, "more than 500000 values");
+  // Many keys in one object: duplicates are found through a set, not a scan.
+  std::string keys = "{\"General\": {";
+  for (int i = 0; i < 100000; ++i) keys.append(i ? ", " : "").append("\"k" + std::to_string(i) + "\": 1");
+  keys += ", \"k5\": 2}}\n";
+  const std::string dup = write(dir, "keys.json", keys);
+  expect_bad_input_at(ktune_cli("space " + dup), dup, 1, "duplicate key \"k5\"");
+}
+
+// A long plain scalar once went through std::regex, which recurses per
+// character: 300,000 digits overflowed the stack.
+TEST(HostileSpecs, LongPlainScalarsAreReadWithoutRecursion) {
+  TempDir dir;
+  const std::string digits = write(dir, "digits.yaml", std::string(kHead) + "constants:\n  c: " + std::string(300000, '1') + "\n");
+  expect_bad_input_at(ktune_cli("space " + digits), digits, 6, "integer literal too large");
+  const std::string exps = write(dir, "exps.yaml", std::string(kHead) + "constants:\n  c: 1." + std::string(300000, '5') + "e1x\n");
+  expect_bad_input_at(ktune_cli("space " + exps), exps, 6, "");
+  // The YAML core schema's numbers still read as numbers.
+  const std::string ok = write(dir, "ok.yaml", std::string(kHead) +
+                                                   "constants:\n  a: -12\n  b: +1.5E-3\n  c: .5\n  d: 7.\n  e: 1e3\n"
+                                                   "restrictions:\n  - a == -12 and b == 0.0015 and c == 0.5 and d == 7.0"
+                                                   " and e == 1000.0 and p > 0\n");
+  const Ran r = ktune_cli("space " + ok);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("valid:       2 "), std::string::npos) << r.out;
+}
+
+// T1 fields set to null are located like any other value of the wrong kind
+// (a null once had no location, and shifted every later one).
+TEST(HostileSpecs, NullFieldsOfT1ArgumentsAreLocated) {
+  TempDir dir;
+  const std::string t1 = write(dir, "null.json", R"({
+  "ConfigurationSpace": {"TuningParameters": [{"Name": "bs", "Type": "int", "Values": [32, 64]}]},
+  "KernelSpecification": {"Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu",
+    "GlobalSize": {"X": "1024"}, "LocalSize": {"X": "bs"},
+    "Arguments": [{"Name": "a", "Type": null, "MemoryType": "Vector", "Size": 10, "FillType": "Constant"},
+                  {"Name": "b", "Type": "float", "MemoryType": "Vector", "Size": null, "FillType": "Constant"}]}
+})");
+  expect_bad_input_at(ktune_cli("space " + t1), t1, 5, "Type must be a string, not null");
+  const std::string t2 = write(dir, "null2.json", R"({
+  "ConfigurationSpace": {"TuningParameters": [{"Name": "bs", "Type": "int", "Values": [32, 64]}]},
+  "KernelSpecification": {"Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu",
+    "GlobalSize": {"X": "1024"}, "LocalSize": {"X": "bs"},
+    "Arguments": [{"Name": null, "Type": "float", "MemoryType": "Vector", "Size": 10, "FillType": "Constant"},
+                  {"Name": "b", "Type": "float", "MemoryType": "Vector", "Size": null, "FillType": "Constant"}]}
+})");
+  const Ran r = ktune_cli("space " + t2);
+  expect_bad_input_at(r, t2, 5, "Name must be a string, not null");
+  EXPECT_NE(r.out.find(t2 + ":5:28:"), std::string::npos) << r.out;
+}
+
+TEST(HostileSpecs, NonFiniteNumbersAndEndlessDurationsAreRefused) {
+  TempDir dir;
+  const std::string output = "arguments:\n  - {name: c, type: float*, size: 4, output: true}\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"verify: {reference: first_valid, atol: .nan}\n" + output, "verify.atol must be a finite number"},
+      {"verify: {reference: first_valid, rtol: .inf}\n" + output, "verify.rtol must be a finite number"},
+      {"strategy: {name: random_sample, time_limit: \"1e300h\"}\n", "not a duration of at most 365 days"},
+      {"strategy: {name: random_sample, time_limit: 1e300}\n", "at most 365 days"},
+      {"strategy: {name: random_sample, time_limit: .inf}\n", "at most 365 days"},
+  };
+  for (const auto& [extra, part] : cases) {
+    const std::string spec = write(dir, "x.yaml", std::string(kHead) + extra);
+    expect_bad_input_at(ktune_cli("space " + spec), spec, 5, part);
+  }
+  const std::string nan = write(dir, "nan.yaml", "kernel: {name: k, source: k.cu}\nproblem_size: [1024]\n"
+                                                 "tune_params:\n  p: [1, .nan]\n");
+  expect_bad_input_at(ktune_cli("space " + nan), nan, 4, "nan is not a finite number");
+  const std::string inf = write(dir, "inf.yaml", "kernel: {name: k, source: k.cu}\nproblem_size: [1024]\n"
+                                                 "tune_params:\n  p: \"[1, float('inf')]\"\n");
+  expect_bad_input_at(ktune_cli("space " + inf), inf, 4, "inf is not a finite number");
+  const std::string t1 = write(dir, "nan.json", R"({"ConfigurationSpace": {"TuningParameters": [
+    {"Name": "f", "Type": "float", "Values": "[1.0, float('nan')]"}]}})");
+  expect_bad_input_at(ktune_cli("space " + t1), t1, 2, "nan is not a finite number");
+  const std::string plain = write(dir, "plain.yaml", kHead);
+  write(dir, "k.cu", "extern \"C\" __global__ void k() {}\n");
+  const Ran cli = ktune_cli("tune " + plain + " --time-limit 1e300h");
+  EXPECT_EQ(cli.status, 2) << cli.out;
+  EXPECT_NE(cli.out.find("--time-limit: '1e300h' is not a duration of at most 365 days"), std::string::npos) << cli.out;
+}
+
+// ---------------------------------------------------------------- results files
+
+// A Kernel Tuner cache: records on lines 9 to 11.
+const char* const kCache = R"({
+"device_name": "NVIDIA H100 80GB HBM3",
+"kernel_name": "vector_add",
+"problem_size": 1048576,
+"tune_params_keys": ["block_size_x", "tile"],
+"tune_params": {"block_size_x": [128, 256], "tile": [1, 2]},
+"objective": "time",
+"cache": {
+"128,1": {"block_size_x": 128, "tile": 1, "time": 0.5, "times": [0.5, 0.5, 0.5], "compile_time": 200.0, "timestamp": "2024-01-01T00:00:00Z"},
+"256,2": {"block_size_x": 256, "tile": 2, "time": 0.25, "times": [0.25, 0.25], "timestamp": "2024-01-01T00:00:01Z"},
+"128,2": {"block_size_x": 128, "tile": 2, "time": "InvalidConfig", "__error__": "InvalidConfig"}
+}
+}
+)";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+struct BadRecord {
+  std::string from, to;  // the edit to kCache
+  int line, column;      // where the refusal points
+  std::string part;      // of its message
+};
+
+// Every bad value is refused where it was written, and nothing of the file
+// is imported; the same file read by a replay is refused alike.
+TEST(HostileImports, BadKernelTunerRecordsAreRefusedWithTheirPlace) {
+  TempDir dir;
+  const std::string db = dir.file("t.db");
+  const std::string good = write(dir, "good.json", kCache);
+  Ran r = ktune_cli("import " + good + " --db " + dir.file("good.db"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("3 of 3 records imported"), std::string::npos) << r.out;
+
+  const std::string t10 = R"("time": 0.25,)";
+  const BadRecord cases[] = {
+      {t10, R"("time": -1.0,)", 10, 51, "time = -1.0 is not a time"},
+      {t10, R"("time": 1e999,)", 10, 55, "number overflow parsing '1e999'"},
+      {t10, R"("time": "abc",)", 10, 51, "time \"abc\" is neither a number nor one of Kernel Tuner's failures"},
+      {t10, R"("time": [1],)", 10, 51, "time [1] is neither"},
+      {t10, R"("time": {},)", 10, 51, "time {} is neither"},
+      {t10, R"("time": true,)", 10, 51, "time true is neither"},
+      {t10, R"("time": null,)", 10, 51, "time null is neither"},
+      {t10, R"("time": "",)", 10, 51, "time \"\" is neither"},
+      {t10, "", 10, 10, "record \"256,2\" has no time and names no failure"},
+      {R"("times": [0.25, 0.25])", R"("times": [0.25, "x"])", 10, 66, "times[1] must be a number, not \"x\""},
+      {R"("times": [0.25, 0.25])", R"("times": [0.25, -3])", 10, 66, "times[1] = -3 is not a time"},
+      {R"("times": [0.25, 0.25])", R"("times": "many")", 10, 66, "times must be a list of numbers"},
+      {R"("compile_time": 200.0)", R"("compile_time": -200.0)", 9, 98, "compile_time = -200.0 is not a time"},
+      {R"("timestamp": "2024-01-01T00:00:01Z")", R"("timestamp": null)", 10, 93, "timestamp must be a string, not null"},
+      {R"("timestamp": "2024-01-01T00:00:01Z")", R"("timestamp": 5)", 10, 93, "timestamp must be a string, not 5"},
+      {R"("device_name": "NVIDIA H100 80GB HBM3")", R"("device_name": null)", 2, 16, "device_name must be a string, not null"},
+      {R"("kernel_name": "vector_add")", R"("kernel_name": 7)", 3, 16, "kernel_name must be a string, not 7"},
+      {R"("kernel_name": "vector_add",)", R"("kernel_name": "vector_add", "kernel_name": "other",)", 3, 30,
+       "duplicate key \"kernel_name\""},
+      {R"("tile": 2, "time": 0.25)", R"("tile": 2, "tile": 1, "time": 0.25)", 10, 43, "duplicate key \"tile\""},
+      {R"("256,2": {"block_size_x": 256, "tile": 2)", R"("256,2": {"block_size_x": 256, "tile": 1)", 10, 10,
+       "its parameter values make the key \"256,1\"; a record and its key must name the same configuration"},
+      {R"("tile": 2, "time": 0.25)", R"("tile": null, "time": 0.25)", 10, 40, "tile = null is not a number, bool or string"},
+      {R"("tile": 2, "time": 0.25)", R"("tile": 1e999, "time": 0.25)", 10, 44, "number overflow"},
+      {R"("problem_size": 1048576)", R"("problem_size": "abc")", 4, 17, "problem_size must be an int, a list of ints or \"callable\""},
+      {R"("problem_size": 1048576)", R"("problem_size": 18446744073709551615)", 4, 17,
+       "problem_size extent 18446744073709551615 is not a positive integer below 2^63"},
+      {R"("problem_size": 1048576)", R"("problem_size": [1e30])", 4, 18, "problem_size extent 1e+30 is not a positive"},
+      {R"("problem_size": 1048576)", R"("problem_size": -5)", 4, 17, "problem_size extent -5 is not a positive"},
+      {R"("objective": "time")", R"("objective": 5)", 7, 14, "objective must be a name or a list of names"},
+      {R"(["block_size_x", "tile"])", R"([1, 2])", 5, 21, "tune_params_keys must be a list of names"},
+      {R"(["block_size_x", "tile"])", R"(["tile", "tile"])", 5, 21, "tune_params_keys names \"tile\" twice"},
+      {R"("tile": [1, 2]})", R"("tile": 2})", 6, 53, "tune_params \"tile\" must be a list of values"},
+  };
+  for (const BadRecord& c : cases) {
+    SCOPED_TRACE(c.to);
+    const std::string bad = write(dir, "bad.json", replaced(kCache, c.from, c.to));
+    r = ktune_cli("import " + bad + " --db " + db);
+    expect_bad_input_at(r, bad, c.line, c.part);
+    EXPECT_NE(r.out.find(bad + ":" + std::to_string(c.line) + ":" + std::to_string(c.column) + ":"), std::string::npos)
+        << r.out;
+    const Ran rows = ktune_cli("results --db " + db);
+    EXPECT_NE(rows.out.find("0 rows"), std::string::npos) << rows.out;  // nothing of a refused file
+  }
+  // A replay reads the file through the same checks.
+  const std::string spec = write(dir, "s.yaml", "kernel: {name: vector_add, source: k.cu}\nproblem_size: [1048576]\n"
+                                                "tune_params:\n  block_size_x: [128, 256]\n  tile: [1, 2]\n");
+  const std::string bad = write(dir, "bad.json", replaced(kCache, t10, R"("time": -1.0,)"));
+  expect_bad_input_at(ktune_cli("tune " + spec + " --simulate " + bad + " --db " + db), bad, 10, "is not a time");
+}
+
+TEST(HostileImports, OnlyAFileCutShortIsRepairedAsInterrupted) {
+  TempDir dir;
+  std::string cut = kCache;
+  cut = cut.substr(0, cut.find("\"128,2\""));  // killed after the second record
+  const std::string interrupted = write(dir, "interrupted.json", cut);
+  Ran r = ktune_cli("import " + interrupted + " --db " + dir.file("a.db"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("2 of 2 records imported"), std::string::npos) << r.out;
+  // The same damage in the middle is the file's error, not an interruption.
+  const std::string damaged = write(dir, "damaged.json", replaced(kCache, R"("time": 0.25,)", R"("time": 0.25,,)"));
+  r = ktune_cli("import " + damaged + " --db " + dir.file("b.db"));
+  expect_bad_input_at(r, damaged, 10, "invalid JSON");
+  // A bad last record of an interrupted file is still refused, not dropped.
+  const std::string last_bad = write(dir, "last.json", replaced(cut, R"("time": 0.25,)", R"("time": -0.25,)"));
+  expect_bad_input_at(ktune_cli("import " + last_bad + " --db " + dir.file("c.db")), last_bad, 10, "is not a time");
+}
+
+TEST(HostileImports, LargeCacheIsReadInLinearTime) {
+  TempDir dir;
+  // 200,000 records: ordered_json's insertion looked up each key among the
+  // ones before it, and a duplicate among them is still found.
+  std::string text = R"({"device_name": "d", "kernel_name": "k", "tune_params_keys": ["x"], "cache": {)";
+  for (int i = 0; i < 200000; ++i)
+    text.append(i ? ",\n\"" : "\n\"").append(std::to_string(i)).append("\": {\"x\": ").append(std::to_string(i)).append(", \"time\": 1.5}");
+  const std::string ok = write(dir, "big.json", text + "}}\n");
+  Ran r = ktune_cli("import " + ok + " --db " + dir.file("a.db"));
+  EXPECT_EQ(r.status, 0) << r.out.substr(0, 500);
+  EXPECT_NE(r.out.find("200000 of 200000 records imported"), std::string::npos) << r.out.substr(0, 500);
+  const std::string dup = write(dir, "dup.json", text + ",\n\"17\": {\"x\": 17, \"time\": 1.0}}}\n");
+  expect_bad_input_at(ktune_cli("import " + dup + " --db " + dir.file("b.db")), dup, 200002, "duplicate key \"17\"");
+  const std::string deep = write(dir, "deep.json", "{\"cache\": " + std::string(100000, '[') + "}");
+  expect_bad_input_at(ktune_cli("import " + deep + " --db " + dir.file("c.db")), deep, 1, "levels deep");
+}
+
+// T4: results[i] refused where it was written.
+TEST(HostileImports, BadT4ResultsAreRefusedWithTheirPlace) {
+  TempDir dir;
+  const std::string t4 = R"({"schema_version": "1.0.0",
+ "metadata": {"timeunit": "milliseconds", "device_name": "NVIDIA H100 80GB HBM3", "kernel_name": "gemm", "problem_size": [4096, 4096]},
+ "results": [
+  {"configuration": {"bx": 64}, "times": {"compilation_time": 410.0, "runtimes": [1.2, 1.3]}, "invalidity": "correct", "correctness": 1,
+   "measurements": [{"name": "time", "value": 1.25, "unit": "ms"}], "timestamp": "2024-01-01T00:00:00Z"},
+  {"configuration": {"bx": 128}, "times": {"runtimes": []}, "invalidity": "compile", "correctness": 1, "measurements": []}
+ ]}
+)";
+  Ran r = ktune_cli("import " + write(dir, "good.json", t4) + " --db " + dir.file("good.db"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const BadRecord cases[] = {
+      {R"("value": 1.25)", R"("value": -1.25)", 5, 20, "results[0]: measurements[0] (time) = -1.25 is not a time"},
+      {R"("runtimes": [1.2, 1.3])", R"("runtimes": [1.2, null])", 4, 42, "times.runtimes[1] must be a number"},
+      {R"("compilation_time": 410.0)", R"("compilation_time": "slow")", 4, 42, "times.compilation_time must be a number"},
+      {R"("invalidity": "correct")", R"("invalidity": 5)", 4, 109, "unknown invalidity 5"},
+      {R"("timeunit": "milliseconds")", R"("timeunit": null)", 2, 27, "metadata.timeunit must be a string, not null"},
+      {R"([4096, 4096])", R"([18446744073709551615])", 2, 122, "extent 18446744073709551615 is not a positive integer"},
+      {R"("device_name": "NVIDIA H100 80GB HBM3")", R"("device_name": ["x"])", 2, 58, "metadata.device_name must be a string"},
+      {R"("timestamp": "2024-01-01T00:00:00Z")", R"("timestamp": 1)", 5, 82, "results[0].timestamp must be a string"},
+      {R"([{"name": "time", "value": 1.25, "unit": "ms"}])", "[]", 4, 3, "results[0] is correct but has no time measurement"},
+      {R"({"bx": 64})", R"({"bx": 64, "bx": 65})", 4, 32, "duplicate key \"bx\""},
+      // Names come from every result: the first lacks the second's.
+      {R"({"bx": 128})", R"({"by": 128})", 4, 21, "results[0]: configuration has no value for by"},
+  };
+  for (const BadRecord& c : cases) {
+    SCOPED_TRACE(c.to);
+    const std::string bad = write(dir, "bad.json", replaced(t4, c.from, c.to));
+    r = ktune_cli("import " + bad + " --db " + dir.file("t.db"));
+    expect_bad_input_at(r, bad, c.line, c.part);
+    EXPECT_NE(r.out.find(bad + ":" + std::to_string(c.line) + ":" + std::to_string(c.column) + ":"), std::string::npos)
+        << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace ktune

@@ -62,8 +62,8 @@ double duration_option(const std::string& option, const std::string& text) {
   if (auto seconds = parse_duration(text)) return *seconds;
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (!text.empty() && end && *end == 0 && v > 0 && std::isfinite(v)) return v;
-  throw Error::bad_input(option + ": '" + text + "' is not a duration (e.g. 90, 90s, 10m, 1.5h)");
+  if (!text.empty() && end && *end == 0 && v > 0 && v <= kMaxDurationS) return v;
+  throw Error::bad_input(option + ": '" + text + "' is not a duration of at most 365 days (e.g. 90, 90s, 10m, 1.5h)");
 }
 
 }  // namespace ktune::cli

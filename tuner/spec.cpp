@@ -246,7 +246,7 @@ std::optional<double> parse_duration(std::string_view text) {
     const std::string num(text.substr(0, text.size() - unit.size()));
     char* end = nullptr;
     const double v = std::strtod(num.c_str(), &end);
-    if (end && *end == 0 && v > 0 && std::isfinite(v)) return v * scale;
+    if (end && *end == 0 && v > 0 && v * scale <= kMaxDurationS) return v * scale;
   }
   return std::nullopt;
 }

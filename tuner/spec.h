@@ -262,7 +262,9 @@ void require_valid_configurations(const Spec& spec);
 std::vector<std::string> restriction_notes(const Spec& spec);
 
 // A duration with a unit: "500ms", "90s", "10m", "1.5h" -> seconds; nullopt
-// for anything else (no unit, not positive, not finite).
+// for anything else (no unit, not positive, longer than kMaxDurationS, which
+// also keeps it finite: "1e300h" is a typo, not a time limit).
+constexpr double kMaxDurationS = 365.0 * 24 * 3600;
 std::optional<double> parse_duration(std::string_view text);
 
 // C literal for -D: ints as is, floats with a decimal point or exponent,

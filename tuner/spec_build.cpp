@@ -9,6 +9,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "tuner/cubin_sha256.h"
 
@@ -88,6 +89,13 @@ void require_identifier(const std::string& name, const SourceLocation& where, st
   if (!ok) fail(where, std::string(what) + " '" + name + "' is not a valid name (letters, digits, _)");
 }
 
+void require_finite(const Value& v, const SourceLocation& where, std::string_view what) {
+  // NaN equals nothing, itself included (a configuration no key finds again),
+  // and neither NaN nor an infinity is a literal a kernel can be compiled with.
+  if (v.is_float() && !std::isfinite(v.as_float()))
+    fail(where, std::string(what) + ": " + v.repr() + " is not a finite number");
+}
+
 Parameter make_parameter(const std::string& name, std::vector<Value> values, const SourceLocation& where,
                          const SourceLocation& values_where) {
   if (values.empty()) fail(values_where, "parameter '" + name + "' has no values");
@@ -95,6 +103,7 @@ Parameter make_parameter(const std::string& name, std::vector<Value> values, con
   bool any_float = false, any_int = false, any_bool = false, any_str = false;
   for (const Value& v : p.values) {
     if (v.is_list()) fail(values_where, "parameter '" + name + "': a value may not be a list (" + v.repr() + ")");
+    require_finite(v, values_where, "parameter '" + name + "'");
     any_float |= v.is_float();
     any_int |= v.is_int();
     any_bool |= v.is_bool();
@@ -146,11 +155,13 @@ double need_duration(const Doc& d, std::string_view what) {
   if (d.is_number()) {
     double v = d.scalar.as_float();
     if (!(v > 0)) fail(d.where, std::string(what) + " must be positive");
+    if (!(v <= kMaxDurationS)) fail(d.where, std::string(what) + " must be at most 365 days (" + d.scalar.repr() + " s)");
     return v;
   }
   const std::string& s = need_string(d, what);
   if (auto seconds = parse_duration(s)) return *seconds;
-  fail(d.where, std::string(what) + " '" + s + "' is not a duration (e.g. 90, \"90s\", \"10m\", \"1.5h\", \"500ms\")");
+  fail(d.where, std::string(what) + " '" + s +
+                    "' is not a duration of at most 365 days (e.g. 90, \"90s\", \"10m\", \"1.5h\", \"500ms\")");
 }
 
 Value doc_to_value(const Doc& d, std::string_view what) {
@@ -268,11 +279,11 @@ void check_names(const Draft& d) {
 void finish_spec(Draft& d) {
   Spec& s = d.spec;
   check_names(d);
+  std::unordered_map<std::string, size_t> first;  // a set, not pairs: linear in the number of parameters
   for (size_t i = 0; i < d.params.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (d.params[i].name == d.params[j].name)
-        fail(d.param_name_where[i], "duplicate parameter '" + d.params[i].name + "' (first at line " +
-                                        std::to_string(d.param_name_where[j].line) + ")");
+    if (auto [at, fresh] = first.emplace(d.params[i].name, i); !fresh)
+      fail(d.param_name_where[i], "duplicate parameter '" + d.params[i].name + "' (first at line " +
+                                      std::to_string(d.param_name_where[at->second].line) + ")");
   std::vector<expr::Expression> restrictions = s.restrictions;
   for (auto& r : device_limit_restrictions(s, d)) restrictions.push_back(std::move(r));
   s.space_.emplace(d.params, std::move(restrictions), expression_constants(d));

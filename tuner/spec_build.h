@@ -60,6 +60,9 @@ Value coerce_to_elem(const Value& v, ElemType t, const SourceLocation& where, st
 // Requires a C identifier (a name expressions and -D can use).
 void require_identifier(const std::string& name, const SourceLocation& where, std::string_view what);
 
+// NaN and infinities are refused as parameter values (with `what` and `where`).
+void require_finite(const Value& v, const SourceLocation& where, std::string_view what);
+
 // A parameter's value list: every element a scalar (int, float, bool or
 // string); ints and floats may mix (type float), other kinds may not.
 Parameter make_parameter(const std::string& name, std::vector<Value> values, const SourceLocation& where,

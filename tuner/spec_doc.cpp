@@ -3,12 +3,16 @@
 // supplies the offset of each SAX event, since both run in document order).
 #include "tuner/spec_doc.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "db/json_located.h"
 
 namespace ktune::spec_detail {
 
@@ -56,16 +60,49 @@ void fail(const SourceLocation& where, const std::string& message) { throw Error
 
 namespace {
 
+// Matchers for the YAML 1.2 core schema's numbers, written out: std::regex
+// recurses once per character and overflows the stack on a long scalar.
+size_t digits_from(const std::string& s, size_t i) {
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  return i;
+}
+size_t sign_from(const std::string& s, size_t i) { return i < s.size() && (s[i] == '-' || s[i] == '+') ? i + 1 : i; }
+
+// [-+]?[0-9]+
+bool is_core_int(const std::string& s) {
+  const size_t start = sign_from(s, 0), end = digits_from(s, start);
+  return end > start && end == s.size();
+}
+
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool is_core_float(const std::string& s) {
+  size_t i = sign_from(s, 0);
+  const size_t whole = digits_from(s, i);
+  if (whole > i) {
+    i = whole;
+    if (i < s.size() && s[i] == '.') i = digits_from(s, i + 1);
+  } else {
+    if (i >= s.size() || s[i] != '.') return false;
+    const size_t frac = digits_from(s, i + 1);
+    if (frac == i + 1) return false;
+    i = frac;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    const size_t exp = sign_from(s, i + 1), end = digits_from(s, exp);
+    if (end == exp) return false;
+    i = end;
+  }
+  return i == s.size();
+}
+
 // YAML 1.2 core schema for plain scalars; anything else is a string.
 Doc yaml_plain_scalar(const std::string& s) {
-  static const std::regex int_re("[-+]?[0-9]+");
-  static const std::regex float_re("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
   Doc d;
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return d;
   if (s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE") {
     d.kind = Doc::Kind::Bool;
     d.scalar = Value(s[0] == 't' || s[0] == 'T');
-  } else if (std::regex_match(s, int_re)) {
+  } else if (is_core_int(s)) {
     errno = 0;
     long long v = std::strtoll(s.c_str(), nullptr, 10);
     if (errno == ERANGE) {
@@ -75,7 +112,7 @@ Doc yaml_plain_scalar(const std::string& s) {
       d.kind = Doc::Kind::Int;
       d.scalar = Value(int64_t{v});
     }
-  } else if (std::regex_match(s, float_re)) {
+  } else if (is_core_float(s)) {
     d.kind = Doc::Kind::Float;
     d.scalar = Value(std::strtod(s.c_str(), nullptr));
   } else if (s == ".inf" || s == "+.inf" || s == ".Inf" || s == "-.inf" || s == "-.Inf") {
@@ -95,8 +132,41 @@ SourceLocation yaml_where(const YAML::Mark& m, const std::string& file) {
   return SourceLocation{file, m.line + 1, m.column + 1};
 }
 
-Doc from_yaml(const YAML::Node& n, const std::string& file) {
+// What a document may hold (kMaxDocValues, kMaxDocText), counted as it is
+// read; an alias is counted in full each time it is used.
+class DocBudget {
+ public:
+  DocBudget(std::string file, bool yaml) : file_(std::move(file)), yaml_(yaml) {}
+  void value(const SourceLocation& where) {
+    if (++values_ > kMaxDocValues)
+      fail(where, "the document holds more than " + std::to_string(kMaxDocValues) + " values" + aliases() +
+                      ": far more than any spec needs");
+  }
+  void text(size_t bytes, const SourceLocation& where) {
+    if ((text_ += bytes) > kMaxDocText)
+      fail(where, "the document holds more than " + std::to_string(kMaxDocText >> 20) + " MiB of text" + aliases() +
+                      ": far more than any spec needs");
+  }
+  void depth(int d, const SourceLocation& where) {
+    if (d > kMaxDocDepth)
+      fail(where, "the document nests more than " + std::to_string(kMaxDocDepth) + " levels deep");
+  }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string aliases() const { return yaml_ ? " (aliases counted each time they are used)" : ""; }
+
+  std::string file_;
+  bool yaml_;
+  size_t values_ = 0, text_ = 0;
+};
+
+Doc from_yaml(const YAML::Node& n, DocBudget& budget, int depth) {
+  const std::string& file = budget.file();
   Doc d;
+  budget.value(yaml_where(n.Mark(), file));
+  budget.depth(depth, yaml_where(n.Mark(), file));
+  if (n.Type() == YAML::NodeType::Scalar) budget.text(n.Scalar().size(), yaml_where(n.Mark(), file));
   switch (n.Type()) {
     case YAML::NodeType::Scalar:
       if (n.Tag() == "!") {  // quoted or block scalar: a string, never a number
@@ -111,17 +181,20 @@ Doc from_yaml(const YAML::Node& n, const std::string& file) {
       break;
     case YAML::NodeType::Sequence:
       d.kind = Doc::Kind::List;
-      for (const auto& item : n) d.items.push_back(from_yaml(item, file));
+      for (const auto& item : n) d.items.push_back(from_yaml(item, budget, depth + 1));
       break;
     case YAML::NodeType::Map: {
       d.kind = Doc::Kind::Map;
+      std::unordered_map<std::string, size_t> seen;  // key -> member index: linear in the map's size
       for (auto it = n.begin(); it != n.end(); ++it) {
         SourceLocation kw = yaml_where(it->first.Mark(), file);
         if (!it->first.IsScalar()) fail(kw, "a map key must be a plain name");
         std::string key = it->first.Scalar();
-        if (d.find(key)) fail(kw, "duplicate key '" + key + "' (first at line " +
-                                      std::to_string(d.key_location(key).line) + ")");
-        d.members.push_back({key, kw, from_yaml(it->second, file)});
+        budget.text(key.size(), kw);
+        if (auto [at, fresh] = seen.emplace(key, d.members.size()); !fresh)
+          fail(kw, "duplicate key '" + key + "' (first at line " + std::to_string(d.members[at->second].key_where.line) +
+                       ")");
+        d.members.push_back({key, kw, from_yaml(it->second, budget, depth + 1)});
       }
       break;
     }
@@ -133,18 +206,44 @@ Doc from_yaml(const YAML::Node& n, const std::string& file) {
   return d;
 }
 
+// Where the document that starts at byte `start` was opened: the last '---'
+// line before it, else `start` itself.
+SourceLocation document_marker(const std::string& text, size_t start, const std::string& file) {
+  size_t at = std::string::npos;
+  for (size_t line = 0; line < text.size() && line < start;) {
+    if (text.compare(line, 3, "---") == 0 &&
+        (line + 3 == text.size() || std::isspace(static_cast<unsigned char>(text[line + 3]))))
+      at = line;
+    const size_t nl = text.find('\n', line);
+    if (nl == std::string::npos) break;
+    line = nl + 1;
+  }
+  return location_of(text, at == std::string::npos ? start : at, file);
+}
+
 }  // namespace
 
 Doc parse_yaml(const std::string& text, const std::string& file) {
-  YAML::Node root;
+  std::vector<YAML::Node> docs;
   try {
-    root = YAML::Load(text);
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own guard, deeper than ours
+    fail(yaml_where(e.mark, file), "the document nests more than " + std::to_string(kMaxDocDepth) + " levels deep");
   } catch (const YAML::ParserException& e) {
     fail(yaml_where(e.mark, file), "malformed YAML: " + e.msg);
   } catch (const YAML::Exception& e) {
     fail(yaml_where(e.mark, file), "malformed YAML: " + e.msg);
   }
-  Doc d = from_yaml(root, file);
+  // yaml-cpp reads only the first of several documents: what follows a
+  // second '---' would be silently ignored.
+  if (docs.size() > 1) {
+    const int64_t start = docs[1].Mark().pos;
+    fail(document_marker(text, start >= 0 ? size_t(start) : text.size(), file),
+         "a second YAML document starts here; a spec is one document (remove the '---' line or split the file)");
+  }
+  YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
+  DocBudget budget(file, true);
+  Doc d = from_yaml(root, budget, 0);
   if (!d.is_map()) fail(SourceLocation{file, 1, 1}, "a spec must be a YAML map of keys, not " +
                                                          std::string(kind_name(d.kind)));
   return d;
@@ -154,37 +253,14 @@ Doc parse_yaml(const std::string& text, const std::string& file) {
 
 namespace {
 
-// Offsets of the tokens nlohmann reports as SAX events ({ } [ ] keys and
-// values; not ',' or ':'), in document order.
-std::vector<size_t> json_event_offsets(const std::string& t) {
-  std::vector<size_t> out;
-  size_t i = (t.size() >= 3 && t.compare(0, 3, "\xEF\xBB\xBF") == 0) ? 3 : 0;
-  while (i < t.size()) {
-    char c = t[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ':') {
-      ++i;
-    } else if (c == '{' || c == '}' || c == '[' || c == ']') {
-      out.push_back(i++);
-    } else if (c == '"') {
-      out.push_back(i++);
-      while (i < t.size() && t[i] != '"') i += (t[i] == '\\') ? 2 : 1;
-      ++i;
-    } else {
-      out.push_back(i);
-      while (i < t.size() && std::string_view(" \t\r\n,:]}").find(t[i]) == std::string_view::npos) ++i;
-    }
-  }
-  return out;
-}
-
 class JsonBuilder {
  public:
   JsonBuilder(const std::string& text, const std::string& file)
-      : text_(text), file_(file), offsets_(json_event_offsets(text)) {}
+      : text_(text), file_(file), lines_(text), offsets_(db::detail::json_token_offsets(text)), budget_(file, false) {}
 
   Doc root;
 
-  bool null() { return put(Doc{}); }
+  bool null() { return put(scalar(Doc::Kind::Null, Value())); }
   bool boolean(bool v) { return put(scalar(Doc::Kind::Bool, Value(v))); }
   bool number_integer(int64_t v) { return put(scalar(Doc::Kind::Int, Value(v))); }
   bool number_unsigned(uint64_t v) {
@@ -194,40 +270,45 @@ class JsonBuilder {
   bool number_float(double v, const std::string&) { return put(scalar(Doc::Kind::Float, Value(v))); }
   bool string(std::string& s) {
     Doc d = scalar(Doc::Kind::String, Value(s));
+    budget_.text(s.size(), d.where);
     d.where.column += 1;  // the content starts after the quote
     return put(std::move(d));
   }
-  bool binary(nlohmann::json::binary_t&) { return put(Doc{}); }
+  bool binary(nlohmann::json::binary_t&) { return put(scalar(Doc::Kind::Null, Value())); }
   bool start_object(size_t) { return open(Doc::Kind::Map); }
   bool start_array(size_t) { return open(Doc::Kind::List); }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
   bool key(std::string& k) {
     SourceLocation kw = next_where();
-    Doc& map = *stack_.back();
-    if (map.find(k)) fail(kw, "duplicate key \"" + k + "\" (first at line " + std::to_string(map.key_location(k).line) + ")");
+    budget_.text(k.size(), kw);
+    if (auto [at, fresh] = keys_.back().emplace(k, kw.line); !fresh)
+      fail(kw, "duplicate key \"" + k + "\" (first at line " + std::to_string(at->second) + ")");
     pending_key_ = k;
     pending_key_where_ = kw;
     return true;
   }
   bool parse_error(size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+    // nlohmann's text is "[json.exception.parse_error.101] parse error at line L, column C: why"
+    // or "[json.exception.out_of_range.406] why": the location is ktune's to give.
     std::string msg = ex.what();
-    // nlohmann's text is "[json.exception.parse_error.101] parse error at line L, column C: why".
-    if (auto p = msg.find(": "); p != std::string::npos) msg = msg.substr(p + 2);
-    fail(location_of(text_, position > 0 ? position - 1 : 0, file_), "malformed JSON: " + msg);
+    if (msg.starts_with("[json.exception.") && msg.find("] ") != std::string::npos) msg.erase(0, msg.find("] ") + 2);
+    if (msg.starts_with("parse error") && msg.find(": ") != std::string::npos) msg.erase(0, msg.find(": ") + 2);
+    fail(lines_.at(position > 0 ? position - 1 : 0, file_), "malformed JSON: " + msg);
   }
 
  private:
   SourceLocation next_where() {
     size_t off = event_ < offsets_.size() ? offsets_[event_] : text_.size();
     ++event_;
-    return location_of(text_, off, file_);
+    return lines_.at(off, file_);
   }
   Doc scalar(Doc::Kind k, Value v) {
     Doc d;
     d.kind = k;
     d.scalar = std::move(v);
     d.where = next_where();
+    budget_.value(d.where);
     return d;
   }
   // Adds a finished value to the container being built (or makes it the root).
@@ -252,18 +333,25 @@ class JsonBuilder {
     Doc d;
     d.kind = k;
     d.where = next_where();
+    budget_.value(d.where);
+    budget_.depth(static_cast<int>(stack_.size()) + 1, d.where);
     stack_.push_back(attach(std::move(d)));
+    keys_.emplace_back();
     return true;
   }
   bool close() {
     next_where();
     stack_.pop_back();
+    keys_.pop_back();
     return true;
   }
 
   const std::string& text_;
   const std::string& file_;
+  TextLines lines_;
   std::vector<size_t> offsets_;
+  DocBudget budget_;
+  std::vector<std::unordered_map<std::string, int>> keys_;  // per open container: its keys and their lines
   size_t event_ = 0;
   // Pointers stay valid: a container's children vector only grows while it is
   // the innermost open container, and its parent is not touched meanwhile.

@@ -50,6 +50,14 @@ struct Doc::Member {
 
 const char* kind_name(Doc::Kind k);  // "a string", "a list", ...
 
+// Both refuse (bad input, located) a document deeper than kMaxDocDepth or
+// holding more than kMaxDocValues values or kMaxDocText bytes of scalar text,
+// YAML aliases counted each time they are used: an alias bomb, or a file far
+// beyond any spec, stops there instead of taking the memory it asks for.
+// A YAML file must hold one document.
+constexpr int kMaxDocDepth = 64;
+constexpr size_t kMaxDocValues = 500'000;
+constexpr size_t kMaxDocText = size_t{64} << 20;
 Doc parse_yaml(const std::string& text, const std::string& file);
 Doc parse_json(const std::string& text, const std::string& file);
 // Line and column (1-based) of a byte offset in text.
@@ -70,7 +78,7 @@ const Doc& need_map(const Doc& d, std::string_view what);
 const Doc& need_list(const Doc& d, std::string_view what);
 const std::string& need_string(const Doc& d, std::string_view what);
 int64_t need_int(const Doc& d, std::string_view what);  // integral floats accepted
-double need_number(const Doc& d, std::string_view what);
+double need_number(const Doc& d, std::string_view what);  // finite: NaN and infinities are refused
 bool need_bool(const Doc& d, std::string_view what);
 // A literal scalar (number, bool or string) as a Value.
 Value need_scalar(const Doc& d, std::string_view what);

@@ -83,6 +83,7 @@ int64_t need_int(const Doc& d, std::string_view what) {
 
 double need_number(const Doc& d, std::string_view what) {
   if (!d.is_number()) clash(d, what, "a number");
+  if (!std::isfinite(d.scalar.as_float())) clash(d, what, "a finite number");
   return d.scalar.as_float();
 }
 

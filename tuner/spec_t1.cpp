@@ -6,6 +6,8 @@
 // accepted and listed in Spec::notes, never silently.
 #include "tuner/spec_build.h"
 
+#include <unordered_set>
+
 namespace ktune::spec_detail {
 
 namespace {
@@ -57,7 +59,10 @@ void read_parameter(const Doc& entry, Draft& draft) {
   }
   const Doc& values_doc = given ? *given : required(p, "Values", "parameter '" + name + "'");
   if (values_doc.is_list()) {
-    for (const Doc& item : values_doc.items) values.push_back(typed_value(need_scalar(item, "a value"), type, name, item.where));
+    for (const Doc& item : values_doc.items) {
+      values.push_back(typed_value(need_scalar(item, "a value"), type, name, item.where));
+      require_finite(values.back(), item.where, "a value of '" + name + "'");
+    }
   } else {
     Value v = eval_constant(need_expression(values_doc, "Values of " + name), draft.spec);
     if (!v.is_list()) fail(values_doc.where, "Values of '" + name + "' must give a list, not " + v.repr());
@@ -69,7 +74,7 @@ void read_parameter(const Doc& entry, Draft& draft) {
   draft.param_name_where.push_back(name_doc.where);
 }
 
-void read_condition(const Doc& entry, Draft& draft) {
+void read_condition(const Doc& entry, Draft& draft, const std::unordered_set<std::string_view>& params) {
   if (entry.is_string()) {  // BAT's Constraints: the expression alone
     draft.spec.restrictions.push_back(need_expression(entry, "a Conditions entry"));
     return;
@@ -78,11 +83,9 @@ void read_condition(const Doc& entry, Draft& draft) {
   const Doc& e = required(c, "Expression", "a Conditions entry");
   draft.spec.restrictions.push_back(need_expression(e, "Expression"));
   if (const Doc* ps = c.find("Parameters")) {
-    for (const Doc& n : need_list(*ps, "Parameters").items) {
-      bool known = false;
-      for (const auto& p : draft.params) known = known || p.name == need_string(n, "a Parameters entry");
-      if (!known) fail(n.where, "Conditions name the unknown parameter '" + n.str() + "'");
-    }
+    for (const Doc& n : need_list(*ps, "Parameters").items)
+      if (!params.count(need_string(n, "a Parameters entry")))
+        fail(n.where, "Conditions name the unknown parameter '" + n.str() + "'");
   }
 }
 
@@ -91,8 +94,10 @@ void read_configuration_space(const Doc& section, Draft& draft) {
                  draft);
   for (const Doc& p : need_list(required(d, "TuningParameters", "ConfigurationSpace"), "TuningParameters").items)
     read_parameter(p, draft);
+  std::unordered_set<std::string_view> names;
+  for (const auto& p : draft.params) names.insert(p.name);
   if (const Doc* c = d.find("Conditions"))
-    for (const Doc& cond : need_list(*c, "Conditions").items) read_condition(cond, draft);
+    for (const Doc& cond : need_list(*c, "Conditions").items) read_condition(cond, draft, names);
 }
 
 // BAT's runner passes every BenchmarkConfig entry as -D and evaluates sizes

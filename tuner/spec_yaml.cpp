@@ -58,7 +58,10 @@ void read_tune_params(const Doc& d, Draft& draft) {
     require_identifier(m.key, m.key_where, "parameter");
     std::vector<Value> values;
     if (m.value.is_list()) {
-      for (const Doc& item : m.value.items) values.push_back(need_scalar(item, "a value of '" + m.key + "'"));
+      for (const Doc& item : m.value.items) {
+        values.push_back(need_scalar(item, "a value of '" + m.key + "'"));
+        require_finite(values.back(), item.where, "a value of '" + m.key + "'");
+      }
     } else if (m.value.is_string()) {
       Value v = eval_constant(need_expression(m.value, "values of " + m.key), draft.spec);
       if (!v.is_list())
