@@ -1,8 +1,17 @@
 #!/bin/sh
 # Installs the Debian packages ktune builds with. Safe to run twice: apt-get
 # skips what is installed, and nothing is fetched when everything is present.
+# `--fuzz` also installs what fuzz/run.sh needs: clang and libFuzzer's runtime
+# (the sanitizer build of scripts/test_sanitized.sh needs nothing more: g++
+# brings its sanitizers).
 set -eu
 PKGS="cmake ninja-build g++ libyaml-cpp-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev"
+for arg in "$@"; do
+  case $arg in
+    --fuzz) PKGS="$PKGS clang libclang-rt-14-dev" ;;
+    *) echo "setup: unknown option '$arg' (--fuzz)" >&2; exit 2 ;;
+  esac
+done
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

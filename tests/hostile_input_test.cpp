@@ -312,6 +312,25 @@ TEST(HostileSpecs, HugeJsonIsRefusedAndLocatedInLinearTime) {
   expect_bad_input_at(ktune_cli("space " + dup), dup, 1, "duplicate key \"k5\"");
 }
 
+// Each constant was evaluated with a copy of every constant before it, and
+// each unknown T1 key cost a scan of its map: quadratic in their number.
+TEST(HostileSpecs, ManyConstantsAndKeysLoadInLinearTime) {
+  TempDir dir;
+  std::string constants = std::string(kHead) + "constants:\n  c0: 1\n";
+  for (int i = 1; i < 100000; ++i)
+    constants.append("  c").append(std::to_string(i)).append(": c").append(std::to_string(i - 1)).append(" + 1\n");
+  constants += "restrictions: [p < c99999]\n";
+  Ran r = ktune_cli("space " + write(dir, "constants.yaml", constants));
+  EXPECT_EQ(r.status, 0) << r.out.substr(0, 500);
+  EXPECT_NE(r.out.find("valid:       2 "), std::string::npos) << r.out.substr(0, 500);
+  std::string keys = "{\"General\": {";
+  for (int i = 0; i < 100000; ++i) keys.append(i ? ", " : "").append("\"x").append(std::to_string(i)).append("\": 1");
+  keys += R"(}, "ConfigurationSpace": {"TuningParameters": [{"Name": "p", "Type": "int", "Values": [1, 2]}]}})";
+  r = ktune_cli("space " + write(dir, "keys.json", keys));
+  EXPECT_EQ(r.status, 0) << r.out.substr(0, 500);
+  EXPECT_NE(r.out.find("valid:       2 "), std::string::npos) << r.out.substr(r.out.size() - 500);
+}
+
 // A long plain scalar once went through std::regex, which recurses per
 // character: 300,000 digits overflowed the stack.
 TEST(HostileSpecs, LongPlainScalarsAreReadWithoutRecursion) {

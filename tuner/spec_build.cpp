@@ -30,7 +30,19 @@ Value constant_value(Draft& draft, const std::string& name, Value own) {
   return own;
 }
 
-Value eval_constant(const expr::Expression& e, const Spec& spec) { return e.evaluate(constant_map(spec)); }
+Value eval_constant(const expr::Expression& e, const Draft& draft) {
+  const auto& constants = draft.spec.constants;
+  if (draft.constants_indexed > constants.size()) {  // some were dropped since: index again
+    draft.constant_index.clear();
+    draft.constants_indexed = 0;
+  }
+  for (; draft.constants_indexed < constants.size(); ++draft.constants_indexed)
+    draft.constant_index[constants[draft.constants_indexed].first] = constants[draft.constants_indexed].second;
+  ConstantMap named;
+  for (const std::string& n : e.names())
+    if (auto it = draft.constant_index.find(n); it != draft.constant_index.end()) named.emplace(n, it->second);
+  return e.evaluate(named);
+}
 
 std::optional<ElemType> elem_type_from_name(std::string_view n) {
   static const std::pair<std::string_view, ElemType> names[] = {

@@ -67,6 +67,9 @@ SourceLocation location_of(const std::string& text, size_t offset, const std::st
 
 // Levenshtein distance (for "did you mean" hints).
 size_t edit_distance(std::string_view a, std::string_view b);
+// edit_distance(a, b) <= n, without the quadratic work when the lengths alone
+// rule it out (a hostile key may be megabytes long).
+bool within_edits(std::string_view a, std::string_view b, size_t n);
 
 // Rejects any key outside `allowed`, naming the key, `context` and the allowed keys.
 void check_keys(const Doc& map, std::initializer_list<std::string_view> allowed, std::string_view context);

@@ -39,6 +39,11 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+bool within_edits(std::string_view a, std::string_view b, size_t n) {
+  const size_t longer = std::max(a.size(), b.size()), shorter = std::min(a.size(), b.size());
+  return longer - shorter <= n && edit_distance(a, b) <= n;
+}
+
 void check_keys(const Doc& map, std::initializer_list<std::string_view> allowed, std::string_view context) {
   for (const auto& m : map.members) {
     bool ok = false;
@@ -46,7 +51,7 @@ void check_keys(const Doc& map, std::initializer_list<std::string_view> allowed,
     if (ok) continue;
     std::string hint;
     for (auto a : allowed)
-      if (hint.empty() && edit_distance(a, m.key) <= 2) hint = " (did you mean '" + std::string(a) + "'?)";
+      if (hint.empty() && within_edits(a, m.key, 2)) hint = " (did you mean '" + std::string(a) + "'?)";
     fail(m.key_where,
          "unknown key '" + m.key + "' in " + std::string(context) + hint + "; allowed keys: " + join(allowed));
   }

@@ -64,7 +64,7 @@ void read_parameter(const Doc& entry, Draft& draft) {
       require_finite(values.back(), item.where, "a value of '" + name + "'");
     }
   } else {
-    Value v = eval_constant(need_expression(values_doc, "Values of " + name), draft.spec);
+    Value v = eval_constant(need_expression(values_doc, "Values of " + name), draft);
     if (!v.is_list()) fail(values_doc.where, "Values of '" + name + "' must give a list, not " + v.repr());
     for (const Value& item : v.as_list()) values.push_back(typed_value(item, type, name, values_doc.where));
   }

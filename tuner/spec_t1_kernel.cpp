@@ -108,7 +108,7 @@ Argument read_t1_argument(const Doc& entry, size_t index, const ConstantMap& siz
   if (m == "Scalar") {
     if (components != 1) fail(a.where, "a Scalar argument cannot have a vector Type");
     const Doc& v = required(a, "FillValue", "scalar argument '" + arg.name + "'");
-    arg.value = coerce_to_elem(v.is_string() ? eval_constant(need_expression(v, "FillValue"), draft.spec)
+    arg.value = coerce_to_elem(v.is_string() ? eval_constant(need_expression(v, "FillValue"), draft)
                                              : need_scalar(v, "FillValue"),
                                arg.type, v.where, "FillValue");
     return arg;
@@ -133,7 +133,7 @@ ConstantMap size_scope(const Draft& draft) {
   if (!m.count("ProblemSize") && s.grid_mode == GridMode::Divisors) {
     try {
       ValueList ps;
-      for (const BoundExpr& e : s.problem_size) ps.push_back(eval_constant(e.expression, s));
+      for (const BoundExpr& e : s.problem_size) ps.push_back(eval_constant(e.expression, draft));
       m["ProblemSize"] = Value(std::move(ps));
     } catch (const Error&) {  // a size that depends on parameters: no ProblemSize to offer
     }

@@ -3,6 +3,7 @@
 // so a key is never refused for its spelling or for being unknown; the user
 // is told what was read as what and what was left out.
 #include <cctype>
+#include <set>
 
 #include "tuner/spec_build.h"
 
@@ -30,19 +31,26 @@ Doc t1_map(const Doc& d, std::initializer_list<std::string_view> known, std::ini
   Doc out = d;
   out.members.clear();
   const std::string ctx(context);
+  // Which known keys the map spells exactly, found once: a map of many
+  // unknown keys must not cost a scan of the map per key.
+  std::set<std::string_view> written;
+  for (const Doc::Member& m : d.members)
+    for (auto k : known)
+      if (k == m.key) written.insert(k);
   for (const Doc::Member& m : d.members) {
     std::string_view canonical;
+    const std::string folded = fold(m.key);
     for (auto k : known)
       if (k == m.key) canonical = k;
     for (auto k : known)
-      if (canonical.empty() && fold(k) == fold(m.key)) canonical = k;
+      if (canonical.empty() && fold(k) == folded) canonical = k;
     for (const T1Alias& a : aliases)
-      if (canonical.empty() && fold(a.spelling) == fold(m.key)) canonical = a.key;
+      if (canonical.empty() && fold(a.spelling) == folded) canonical = a.key;
     if (canonical.empty()) {
       // An extension is read past; a misspelt key ktune reads would silently
       // lose what it says (a shared memory size, a grid), so that is refused.
       for (auto k : known)
-        if (!d.find(k) && fold(m.key).size() >= 4 && edit_distance(fold(k), fold(m.key)) <= 2)
+        if (!written.count(k) && folded.size() >= 4 && within_edits(fold(k), folded, 2))
           fail(m.key_where, "unknown key '" + m.key + "' in " + ctx + ": did you mean '" + std::string(k) +
                                 "'? (keys T1 does not define are ignored, so a misspelt one would be lost)");
       note_once(draft, ctx, m.key,

@@ -47,7 +47,7 @@ void read_kernel(const Doc& d, Draft& draft) {
 void read_constants(const Doc& d, Draft& draft) {
   for (const auto& m : need_map(d, "constants").members) {
     require_identifier(m.key, m.key_where, "constant");
-    Value v = m.value.is_string() ? eval_constant(need_expression(m.value, "constant " + m.key), draft.spec)
+    Value v = m.value.is_string() ? eval_constant(need_expression(m.value, "constant " + m.key), draft)
                                   : need_scalar(m.value, "constant " + m.key);
     draft.spec.constants.emplace_back(m.key, constant_value(draft, m.key, std::move(v)));
   }
@@ -63,7 +63,7 @@ void read_tune_params(const Doc& d, Draft& draft) {
         require_finite(values.back(), item.where, "a value of '" + m.key + "'");
       }
     } else if (m.value.is_string()) {
-      Value v = eval_constant(need_expression(m.value, "values of " + m.key), draft.spec);
+      Value v = eval_constant(need_expression(m.value, "values of " + m.key), draft);
       if (!v.is_list())
         fail(m.value.where, "values of '" + m.key + "' must be a list, but the expression gives " + v.repr());
       values = v.as_list();

@@ -40,7 +40,7 @@ void read_fill(const Doc& a, Argument& arg, Draft& draft) {
     fail(a.key_location("value"), "'value' of a buffer needs fill: constant");
   if (f.kind == ArgFill::Kind::Constant) {
     const Doc& v = required(a, "value", "a buffer with fill: constant");
-    f.value = coerce_to_elem(eval_constant(need_expression(v, "value"), draft.spec), arg.type, v.where, "value");
+    f.value = coerce_to_elem(eval_constant(need_expression(v, "value"), draft), arg.type, v.where, "value");
   }
   if (const Doc* s = a.find("seed")) {
     int64_t seed = need_int(*s, "seed");
@@ -105,24 +105,24 @@ Argument read_argument(const Doc& a, Draft& draft) {
                           "memory"})
       if (a.find(k)) fail(a.key_location(k), std::string("'").append(k).append("' applies to buffers (type ending in *), not scalars"));
     const Doc& v = required(a, "value", "scalar argument '" + arg.name + "'");
-    arg.value = coerce_to_elem(eval_constant(need_expression(v, "value"), draft.spec), arg.type, v.where, "value");
+    arg.value = coerce_to_elem(eval_constant(need_expression(v, "value"), draft), arg.type, v.where, "value");
     return arg;
   }
   const Doc& size = required(a, "size", "buffer argument '" + arg.name + "'");
-  arg.size = value_as_int(eval_constant(need_expression(size, "size"), draft.spec), size.where, "size");
+  arg.size = value_as_int(eval_constant(need_expression(size, "size"), draft), size.where, "size");
   if (arg.size < 1) fail(size.where, "size must be at least 1, not " + std::to_string(arg.size));
   arg.size *= arg.components;  // a float2* of n elements is 2n floats
   read_fill(a, arg, draft);
   return arg;
 }
 
-std::array<int64_t, 3> dims(const Doc& d, std::string_view what, const Spec& spec) {
+std::array<int64_t, 3> dims(const Doc& d, std::string_view what, const Draft& draft) {
   std::array<int64_t, 3> out{1, 1, 1};
   const Doc& list = need_list(d, what);
   if (list.items.empty() || list.items.size() > 3) fail(d.where, std::string(what) + " needs 1 to 3 entries");
   for (size_t i = 0; i < list.items.size(); ++i) {
     const Doc& item = list.items[i];
-    out[i] = value_as_int(eval_constant(need_expression(item, what), spec), item.where, what);
+    out[i] = value_as_int(eval_constant(need_expression(item, what), draft), item.where, what);
     if (out[i] < 1) fail(item.where, std::string(what) + " entries must be at least 1");
   }
   return out;
@@ -134,9 +134,9 @@ void read_reference_kernel(const Doc& r, Draft& draft) {
   v.mode = Verify::Mode::Reference;
   v.kernel = need_string(required(r, "kernel", "verify.reference"), "verify.reference.kernel");
   require_identifier(v.kernel, r.find("kernel")->where, "reference kernel");
-  if (const Doc* b = r.find("block")) v.block = dims(*b, "verify.reference.block", draft.spec);
+  if (const Doc* b = r.find("block")) v.block = dims(*b, "verify.reference.block", draft);
   if (const Doc* g = r.find("grid")) {
-    v.grid = dims(*g, "verify.reference.grid", draft.spec);
+    v.grid = dims(*g, "verify.reference.grid", draft);
     return;
   }
   auto constants = constant_map(draft.spec);
