@@ -59,10 +59,11 @@ namespace {
 
 // Caches are published gzipped (benchmark_hub's A100.json.gz); a gzip stream cut
 // short (a copy interrupted like the run that wrote it) yields what it holds,
-// and the readers treat that text as an interrupted file.
+// and the readers treat that text as an interrupted file. What it expands to
+// is bounded (kMaxGunzipped): a small file of zeros can expand a thousandfold.
 std::string gunzip(const std::string& data, const std::string& path) {
   z_stream z{};
-  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw Error::failed("cannot start zlib for " + path);
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw Error::failed("cannot start zlib", SourceLocation{path});
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
   z.avail_in = static_cast<uInt>(data.size());
   std::string out;
@@ -73,13 +74,19 @@ std::string gunzip(const std::string& data, const std::string& path) {
     z.avail_out = sizeof buf;
     rc = inflate(&z, Z_NO_FLUSH);
     out.append(buf, sizeof buf - z.avail_out);
+    if (out.size() > kMaxGunzipped) {
+      inflateEnd(&z);
+      throw Error::bad_input("decompresses to more than " + std::to_string(kMaxGunzipped >> 20) +
+                                 " MiB; decompress it and import the file itself",
+                             SourceLocation{path});
+    }
     if (rc == Z_STREAM_END && z.avail_in > 0) rc = inflateReset(&z);  // concatenated members, as gzip writes them
     if (rc == Z_BUF_ERROR && z.avail_in == 0) break;                  // cut short: keep what came out
   }
   std::string why = z.msg ? z.msg : "";
   inflateEnd(&z);
   if (rc != Z_STREAM_END && rc != Z_BUF_ERROR && rc != Z_OK)
-    throw Error::bad_input(path + " is not a readable gzip file (" + (why.empty() ? "zlib error" : why) + ")");
+    throw Error::bad_input("not a readable gzip file (" + (why.empty() ? "zlib error" : why) + ")", SourceLocation{path});
   return out;
 }
 
@@ -87,7 +94,7 @@ std::string gunzip(const std::string& data, const std::string& path) {
 
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error::bad_input("cannot read " + path + ": " + std::strerror(errno));
+  if (!in) throw Error::bad_input(std::string("cannot read the file: ") + std::strerror(errno), SourceLocation{path});
   std::ostringstream ss;
   ss << in.rdbuf();
   std::string data = std::move(ss).str();

@@ -43,7 +43,9 @@ void for_each_observer_field(const Evaluation& e,
 std::vector<std::vector<Value>> parameter_domains(const ResultSet& rs);
 
 // Whole-file I/O with ktune::Error::bad_input / failed naming the path. A
-// gzip file (by its magic bytes, whatever its name) is read decompressed.
+// gzip file (by its magic bytes, whatever its name) is read decompressed, up
+// to kMaxGunzipped bytes.
+constexpr size_t kMaxGunzipped = size_t{256} << 20;
 std::string read_text_file(const std::string& path);
 void write_text_file(const std::string& path, const std::string& text);
 

@@ -35,7 +35,9 @@ cmake --build "$build" --target "fuzz_$target"
 corpus="$build/corpus/$target"
 project="$build/seeds/$target"
 mkdir -p "$corpus" "$project" "$build/artifacts"
-for f in $(cd "$root" && ls $seeds 2>/dev/null); do cp "$root/$f" "$project/$(echo "$f" | tr / _)"; done
+if [ -n "$seeds" ]; then
+  for f in $(cd "$root" && ls $seeds); do cp "$root/$f" "$project/$(echo "$f" | tr / _)"; done
+fi
 
 log="$build/fuzz-$target.log"
 status=0

@@ -9,7 +9,7 @@ namespace ktune::fuzz {
 
 // Spaces up to this many combinations are counted and walked; larger ones
 // only sampled, so that one input stays well under libFuzzer's time limit.
-constexpr double kMaxWalked = 20000;
+constexpr double kMaxWalked = 4096;
 
 inline void load_and_use(const std::string& text, Spec::Format format) {
   // A folder that does not exist: files the spec names are missing (notes),

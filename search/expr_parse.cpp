@@ -157,7 +157,7 @@ class Lexer {
           if (pos_ + 2 > text_.size() ||
               std::from_chars(text_.data() + pos_, text_.data() + pos_ + 2, v, 16).ptr != text_.data() + pos_ + 2)
             fail("invalid \\x escape", pos_ - 2);
-          s += static_cast<char>(v);
+          s += utf8_encode(static_cast<uint32_t>(v));  // Python's '\xb1' is the character U+00B1
           pos_ += 2;
           break;
         }

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -67,5 +69,13 @@ class Value {
 // Python's repr of a float (shortest round-trip digits, ".0" for integral,
 // exponent form outside [1e-4, 1e16)).
 std::string python_float_repr(double d);
+
+// The offset of the first byte of `text` that is not part of well-formed
+// UTF-8 (overlong forms, surrogates and code points past U+10FFFF included),
+// or nullopt. Strings reach JSON (the store, --json, exports), which holds
+// nothing else.
+std::optional<size_t> invalid_utf8(std::string_view text);
+// The UTF-8 encoding of a code point (REQUIRES: <= 0x10FFFF).
+std::string utf8_encode(uint32_t code_point);
 
 }  // namespace ktune

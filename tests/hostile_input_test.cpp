@@ -14,8 +14,11 @@
 #include <sstream>
 #include <string>
 
+#include <zlib.h>
+
 #include "search/expr.h"
 #include "search/space.h"
+#include "tuner/spec.h"
 #include "test_util.h"
 
 namespace ktune {
@@ -331,6 +334,36 @@ TEST(HostileSpecs, ManyConstantsAndKeysLoadInLinearTime) {
   EXPECT_NE(r.out.find("valid:       2 "), std::string::npos) << r.out.substr(r.out.size() - 500);
 }
 
+// Found by fuzzing: on some damaged text yaml-cpp's parser yields empty
+// documents without end, and reading them all (YAML::LoadAll) never returned
+// while its memory grew.
+TEST(HostileSpecs, DamagedYamlWithEndlessEmptyDocumentsIsAnswered) {
+  TempDir dir;
+  const std::string alone = write(dir, "comma.yaml", ",\n");
+  expect_bad_input_at(ktune_cli("space " + alone), alone, 1, "a spec must be a YAML map of keys, not null");
+  const std::string after = write(dir, "after.yaml", std::string(kHead) + "---\n,\n");
+  expect_bad_input_at(ktune_cli("space " + after), after, 5, "a second YAML document starts here");
+}
+
+// Found by fuzzing: a byte that is no UTF-8 character, in a YAML spec or
+// made by an expression's \x escape, reached the spec's hash (JSON) and
+// escaped as an internal error. YAML text must be UTF-8, and '\xb1' is the
+// character U+00B1, as in Python.
+TEST(HostileSpecs, TextThatIsNotUtf8IsRefusedAndEscapesMakeCharacters) {
+  TempDir dir;
+  const std::string raw = write(dir, "raw.yaml", std::string(kHead) + "  alg: [a, \"b\xb1\"]\n");
+  expect_bad_input_at(ktune_cli("space " + raw), raw, 5, "not UTF-8 text");
+  EXPECT_NE(ktune_cli("space " + raw).out.find(raw + ":5:14:"), std::string::npos);
+  const std::string escaped = write(dir, "escaped.yaml", std::string(kHead) + "  alg: \"['a', '\\xb1', 'x\\xff']\"\n");
+  const Ran r = ktune_cli("space " + escaped + " --json");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"\xc2\xb1\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"x\xc3\xbf\""), std::string::npos) << r.out;
+  EXPECT_EQ(expr::Expression::parse("len('\\xb1x')").evaluate().as_int(), 2);
+  EXPECT_EQ(expr::Expression::parse("'\\xb1'").evaluate().as_string(), "\xc2\xb1");
+  EXPECT_THROW(parse_constant_overrides({"n=\xff"}), Error);
+}
+
 // A long plain scalar once went through std::regex, which recurses per
 // character: 300,000 digits overflowed the stack.
 TEST(HostileSpecs, LongPlainScalarsAreReadWithoutRecursion) {
@@ -529,6 +562,39 @@ TEST(HostileImports, LargeCacheIsReadInLinearTime) {
   expect_bad_input_at(ktune_cli("import " + dup + " --db " + dir.file("b.db")), dup, 200002, "duplicate key \"17\"");
   const std::string deep = write(dir, "deep.json", "{\"cache\": " + std::string(100000, '[') + "}");
   expect_bad_input_at(ktune_cli("import " + deep + " --db " + dir.file("c.db")), deep, 1, "levels deep");
+}
+
+// Found by fuzzing: a damaged gzip stream was refused without its file's
+// location. A gzip bomb stops at 256 MiB of text instead of taking the memory.
+TEST(HostileImports, GzipFilesAreBoundedAndLocated) {
+  TempDir dir;
+  auto gzip = [](const std::string& text) {
+    std::string out(compressBound(static_cast<uLong>(text.size())) + 64, '\0');
+    z_stream z{};
+    EXPECT_EQ(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY), Z_OK);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    z.avail_in = static_cast<uInt>(text.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    return out;
+  };
+  std::string damaged_gz = gzip(kCache);
+  damaged_gz[damaged_gz.size() - 8] ^= 0x55;  // its CRC no longer matches
+  const std::string damaged = write(dir, "damaged.json.gz", damaged_gz);
+  Ran r = ktune_cli("import " + damaged + " --db " + dir.file("a.db"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find(damaged + ": not a readable gzip file (incorrect data check)"), std::string::npos) << r.out;
+  // One member of 16 MiB of spaces, repeated: gzip readers concatenate members.
+  const std::string member = gzip(std::string(16 << 20, ' '));
+  std::string bomb;
+  for (int i = 0; i < 20; ++i) bomb += member;  // 320 MiB once expanded, from a few hundred KiB
+  const std::string path = write(dir, "bomb.json.gz", bomb);
+  r = ktune_cli("import " + path + " --db " + dir.file("b.db"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find(path + ": decompresses to more than 256 MiB"), std::string::npos) << r.out;
 }
 
 // T4: results[i] refused where it was written.

@@ -82,6 +82,7 @@ ConstantOverrides parse_constant_overrides(const std::vector<std::string>& items
   for (const std::string& text : items) {
     const size_t eq = text.find('=');
     if (eq == std::string::npos || eq == 0) throw Error::bad_input("'" + text + "' is not NAME=VALUE");
+    if (invalid_utf8(text)) throw Error::bad_input("--set: '" + text + "' is not UTF-8 text");
     out.emplace_back(text.substr(0, eq), override_value(text.substr(eq + 1)));
   }
   return out;

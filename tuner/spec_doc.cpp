@@ -4,11 +4,13 @@
 #include "tuner/spec_doc.h"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -221,31 +223,61 @@ SourceLocation document_marker(const std::string& text, size_t start, const std:
   return location_of(text, at == std::string::npos ? start : at, file);
 }
 
+// Where each document of a YAML stream starts, from the parser's events alone
+// (no nodes are built).
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+[[noreturn]] void malformed(const YAML::Exception& e, const std::string& file) {
+  if (dynamic_cast<const YAML::DeepRecursion*>(&e))  // yaml-cpp's own guard, deeper than ours
+    fail(yaml_where(e.mark, file), "the document nests more than " + std::to_string(kMaxDocDepth) + " levels deep");
+  fail(yaml_where(e.mark, file), "malformed YAML: " + e.msg);
+}
+
 }  // namespace
 
 Doc parse_yaml(const std::string& text, const std::string& file) {
-  std::vector<YAML::Node> docs;
+  // YAML is Unicode text; yaml-cpp does not check, and a stray byte would
+  // reach every JSON the spec's strings go into (the store, --json, exports).
+  if (auto bad = invalid_utf8(text)) fail(location_of(text, *bad, file), "not UTF-8 text (a byte that is no character)");
+  YAML::Node root;
   try {
-    docs = YAML::LoadAll(text);
-  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own guard, deeper than ours
-    fail(yaml_where(e.mark, file), "the document nests more than " + std::to_string(kMaxDocDepth) + " levels deep");
-  } catch (const YAML::ParserException& e) {
-    fail(yaml_where(e.mark, file), "malformed YAML: " + e.msg);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    fail(yaml_where(e.mark, file), "malformed YAML: " + e.msg);
+    malformed(e, file);
   }
-  // yaml-cpp reads only the first of several documents: what follows a
-  // second '---' would be silently ignored.
-  if (docs.size() > 1) {
-    const int64_t start = docs[1].Mark().pos;
-    fail(document_marker(text, start >= 0 ? size_t(start) : text.size(), file),
-         "a second YAML document starts here; a spec is one document (remove the '---' line or split the file)");
-  }
-  YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
   DocBudget budget(file, true);
   Doc d = from_yaml(root, budget, 0);
   if (!d.is_map()) fail(SourceLocation{file, 1, 1}, "a spec must be a YAML map of keys, not " +
                                                          std::string(kind_name(d.kind)));
+  // yaml-cpp reads only the first of several documents: what follows a
+  // second '---' would be silently ignored. The parser is asked for one
+  // document more, never for all of them: on some damaged text it finds
+  // empty documents without end (YAML::LoadAll then never returns).
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  try {
+    parser.HandleNextDocument(starts);
+    if (parser.HandleNextDocument(starts) && starts.starts.size() > 1) {
+      const int64_t start = starts.starts[1].pos;
+      fail(document_marker(text, start >= 0 ? size_t(start) : text.size(), file),
+           "a second YAML document starts here; a spec is one document (remove the '---' line or split the file)");
+    }
+  } catch (const YAML::Exception& e) {
+    malformed(e, file);
+  }
   return d;
 }
 
