@@ -4,7 +4,7 @@
 //   build/bench/compile_bench [--benchmark_filter=...]
 //
 // BM_Pool/<workers>/<compiles>/<processes>: compiles/s of the tuner's own
-// CompilePool (tuner/compile_pool.h) over that many distinct configurations,
+// CompilePool (tuner/compile/pool.h) over that many distinct configurations,
 // with worker processes (1) or in-process threads (0), after the workers have
 // started and compiled once (what a long run sees). items_per_second is the
 // figure; e.g. --benchmark_filter='BM_Pool/16/'.
@@ -22,8 +22,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "tuner/compile_pool.h"
-#include "tuner/compiler.h"
+#include "tuner/compile/pool.h"
+#include "tuner/compile/compiler.h"
 
 
 namespace {

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <random>
 
-#include "db/deploy_export.h"
+#include "db/export/deploy.h"
 #include "db/interchange.h"
 #include "db/kerneltuner.h"
 #include "db/store.h"

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "search/expr.h"
+#include "search/expr/expr.h"
 
 namespace {
 

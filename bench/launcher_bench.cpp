@@ -17,14 +17,14 @@
 #include <fstream>
 #include <memory>
 
-#include "db/deploy_export.h"
+#include "db/export/deploy.h"
 #include "db/interchange.h"
 #include "db/store.h"
 #include "ktune/launcher.h"
-#include "tuner/compiler.h"
-#include "tuner/driver.h"
-#include "tuner/kernel_build.h"
-#include "tuner/spec.h"
+#include "tuner/compile/compiler.h"
+#include "tuner/gpu/driver.h"
+#include "tuner/tune/kernel_build.h"
+#include "tuner/spec/spec.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "search/space.h"
+#include "search/space/space.h"
 
 namespace {
 

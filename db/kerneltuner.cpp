@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "db/json_value.h"
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db {
 

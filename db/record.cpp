@@ -5,7 +5,7 @@
 #include <cmath>
 #include <ctime>
 
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db {
 

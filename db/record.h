@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "search/value.h"
+#include "search/expr/value.h"
 
 namespace ktune::db {
 

@@ -9,7 +9,7 @@
 
 #include <zlib.h>
 
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db {
 

@@ -1,7 +1,7 @@
 #include "db/schema.h"
 
 #include "db/sqlite_util.h"
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db::detail {
 

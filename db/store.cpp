@@ -12,7 +12,7 @@
 #include "db/json_value.h"
 #include "db/schema.h"
 #include "db/sqlite_util.h"
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db {
 

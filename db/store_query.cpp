@@ -6,7 +6,7 @@
 #include "db/json_value.h"
 #include "db/sqlite_util.h"
 #include "db/store.h"
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "db/json_value.h"
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db {
 

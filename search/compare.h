@@ -36,8 +36,8 @@
 #include <string>
 #include <vector>
 
-#include "search/cost.h"
-#include "search/strategy.h"
+#include "search/strategy/cost.h"
+#include "search/strategy/strategy.h"
 
 namespace ktune {
 

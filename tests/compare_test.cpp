@@ -8,7 +8,7 @@
 #include <set>
 
 #include "search/compare.h"
-#include "search/svg_plot.h"
+#include "tuner/cli/print/svg_plot.h"
 #include "tests/search_landscapes.h"
 
 namespace ktune {

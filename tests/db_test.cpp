@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "db/store.h"
-#include "search/error.h"
+#include "ktune/error.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;

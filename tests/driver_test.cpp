@@ -10,12 +10,12 @@
 #include <fstream>
 #include <limits>
 
-#include "tuner/driver.h"
-#include "tuner/evaluator.h"
-#include "tuner/gpu_args.h"
-#include "tuner/measure.h"
-#include "tuner/protocol.h"
-#include "tuner/verify.h"
+#include "tuner/gpu/driver.h"
+#include "tuner/gpu/engine.h"
+#include "tuner/gpu/args.h"
+#include "tuner/gpu/measure.h"
+#include "tuner/gpu/protocol.h"
+#include "tuner/gpu/verify.h"
 
 namespace ktune::gpu {
 namespace {

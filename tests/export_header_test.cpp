@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "db/deploy_export.h"
-#include "db/export_header.h"
-#include "search/error.h"
+#include "db/export/deploy.h"
+#include "db/export/header.h"
+#include "ktune/error.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;

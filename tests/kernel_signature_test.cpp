@@ -5,10 +5,10 @@
 
 #include <fstream>
 
-#include "search/error.h"
+#include "ktune/error.h"
 #include "test_util.h"
-#include "tuner/kernel_signature.h"
-#include "tuner/spec.h"
+#include "tuner/spec/kernel_signature.h"
+#include "tuner/spec/spec.h"
 
 namespace ktune {
 namespace {

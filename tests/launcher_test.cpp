@@ -6,14 +6,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include "db/deploy_export.h"
+#include "db/export/deploy.h"
 #include "db/interchange.h"
 #include "db/store.h"
 #include "ktune/launcher.h"
-#include "search/error.h"
+#include "ktune/error.h"
 #include "test_util.h"
-#include "tuner/driver.h"
-#include "tuner/spec.h"
+#include "tuner/gpu/driver.h"
+#include "tuner/spec/spec.h"
 
 using namespace ktune;
 

@@ -14,7 +14,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tuner/evaluator.h"
+#include "tuner/gpu/engine.h"
 
 namespace ktune::gpu {
 namespace {

@@ -1,5 +1,5 @@
 // On a GPU, `ktune tune --strategy model_rank` gets the compile features
-// (tuner/static_features.h) as a replay does: half of the screened spec's
+// (tuner/tune/static_features.h) as a replay does: half of the screened spec's
 // configurations do not compile, and none of them may be spent on the GPU.
 #include <gtest/gtest.h>
 

@@ -17,8 +17,8 @@
 #include <memory>
 #include <random>
 
-#include "tuner/evaluator.h"
-#include "tuner/verify_device.h"
+#include "tuner/gpu/engine.h"
+#include "tuner/gpu/verify_device.h"
 
 namespace ktune::gpu {
 namespace {

@@ -13,14 +13,14 @@
 #include <mutex>
 #include <sstream>
 
-#include "db/deploy_export.h"
+#include "db/export/deploy.h"
 #include "db/interchange.h"
 #include "db/store.h"
-#include "tuner/compiler.h"
-#include "tuner/driver.h"
-#include "tuner/kernel_build.h"
-#include "tuner/measure.h"
-#include "tuner/spec.h"
+#include "tuner/compile/compiler.h"
+#include "tuner/gpu/driver.h"
+#include "tuner/tune/kernel_build.h"
+#include "tuner/gpu/measure.h"
+#include "tuner/spec/spec.h"
 
 namespace ktune {
 namespace {

@@ -1,0 +1,69 @@
+// What tuner/cli/cli.h shares between the commands: the results database's
+// path and duration options.
+#include "tuner/cli/cli.h"
+
+#include <cctype>
+#include <csignal>
+#include <cmath>
+#include <cstdlib>
+
+#include "db/store.h"
+#include "ktune/error.h"
+#include "tuner/spec/spec.h"
+
+namespace ktune::cli {
+
+std::string ResultsOptions::resolved_db() const {
+  if (!db.empty()) return db;
+  if (const char* env = std::getenv("KTUNE_DB"); env && *env) return env;
+  return "ktune.db";
+}
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+extern "C" void ktune_on_sigint(int) { g_interrupted = true; }
+
+CatchInterrupt::CatchInterrupt() {
+  g_interrupted = false;
+  previous_ = std::signal(SIGINT, ktune_on_sigint);
+}
+
+CatchInterrupt::~CatchInterrupt() { std::signal(SIGINT, previous_); }
+
+const std::atomic<bool>& interrupted() { return g_interrupted; }
+
+std::string resolved_device(db::Store& store, const std::string& name) {
+  if (name.empty()) return name;
+  std::vector<std::string> matches;
+  for (const db::DeviceRow& d : store.devices()) {
+    if (d.info.name == name) return name;
+    if (lower(d.info.name).find(lower(name)) != std::string::npos) matches.push_back(d.info.name);
+  }
+  if (matches.size() == 1) return matches.front();
+  if (matches.size() > 1) {
+    std::string list;
+    for (const std::string& m : matches) list.append(list.empty() ? "" : "; ").append(m);
+    throw Error::bad_input("--device '" + name + "' matches " + std::to_string(matches.size()) + " devices: " + list +
+                           " (give more of the name)");
+  }
+  return name;
+}
+
+double duration_option(const std::string& option, const std::string& text) {
+  if (auto seconds = parse_duration(text)) return *seconds;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (!text.empty() && end && *end == 0 && v > 0 && std::isfinite(v)) return v;
+  throw Error::bad_input(option + ": '" + text + "' is not a duration (e.g. 90, 90s, 10m, 1.5h)");
+}
+
+}  // namespace ktune::cli

@@ -1,0 +1,21 @@
+// The GPU worker: the child process that owns the CUDA context.
+//
+// worker_main() runs in a process GpuEvaluator (tuner/gpu/engine.h) started
+// by fork + exec of the same program. It loads the driver, opens one GPU, says
+// Ready, then serves Jobs one at a time: load the cubin, check the launch
+// against the device, upload arguments (once per distinct argument list), run
+// once to verify or capture outputs, measure, read NVML. Every failure of a
+// configuration becomes a Result status. After a sticky CUDA error (illegal
+// address, trap, misaligned access, ...) it reports and exits, because its
+// context can no longer run anything; the parent starts a fresh worker.
+// Progress messages before each batch of launches let the parent tell a slow
+// kernel from a hung one.
+#pragma once
+
+namespace ktune::gpu {
+
+// Serves the parent on socket fd; gpu < 0 lists devices only. Never returns:
+// the process ends with _exit (0 on Shutdown or EOF, 3 after a sticky error).
+[[noreturn]] void worker_main(int fd, int gpu);
+
+}  // namespace ktune::gpu
