@@ -84,13 +84,19 @@ const std::vector<StrategyInfo>& strategy_catalog() {
   static const std::vector<StrategyInfo> catalog = [] {
     std::vector<StrategyInfo> out;
     for (const StrategyDef& d : defs()) {
-      StrategyInfo info{d.name, d.summary, {}};
+      StrategyInfo info{d.name, d.summary, {}, d.preferred_batch};
       for (const OptionSpec& o : d.options) info.options.emplace_back(o.name, describe(o));
       out.push_back(std::move(info));
     }
     return out;
   }();
   return catalog;
+}
+
+const StrategyInfo& strategy_info(const std::string& name) {
+  for (const StrategyInfo& info : strategy_catalog())
+    if (info.name == name) return info;
+  throw Error::bad_input("unknown strategy '" + name + "' (ktune strategies list)");
 }
 
 // Chosen by measurement on the 23 recorded exhaustive datasets

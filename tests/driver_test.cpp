@@ -47,7 +47,7 @@ TEST(Driver, EngineReportsNoDriverWhereThereIsNone) {
   if (probe.state != DriverState::NoDriver) GTEST_SKIP() << "a CUDA driver is installed here";
   EXPECT_TRUE(probe.devices.empty());
   EXPECT_NE(probe.message.find("no CUDA driver"), std::string::npos) << probe.message;
-  GpuEvaluator::Started s = GpuEvaluator::start(0);
+  Engine::Started s = Engine::start(0);
   EXPECT_EQ(s.engine, nullptr);
   EXPECT_EQ(s.state, DriverState::NoDriver);
   EXPECT_NE(s.message.find("no CUDA driver"), std::string::npos) << s.message;

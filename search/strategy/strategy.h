@@ -15,7 +15,7 @@
 //     the next propose() call, unless the run ends first (budget spent);
 //   * a strategy proposes only valid configurations of ctx.space.
 // Each strategy is deterministic for a given seed and sequence of observations.
-// The per-strategy files are search/strategy_<name>.cpp; docs/strategies.md
+// The strategies live in search/strategy/ and its evolve/ and model/ folders; docs/strategies.md
 // describes each one and its options.
 #pragma once
 
@@ -86,7 +86,15 @@ struct StrategyInfo {
   std::string summary;
   // option name -> one-line description with its default
   std::vector<std::pair<std::string, std::string>> options;
+  // Configurations per proposal when the caller does not fix it. A batch is
+  // what the compile pool works on ahead of the GPU: strategies that learn
+  // from each result want small ones; those that do not (exhaustive, random)
+  // large ones, so compiles keep ahead of the GPU.
+  size_t preferred_batch = 8;
 };
+
+// The catalogue entry of a strategy; Error::bad_input for an unknown name.
+const StrategyInfo& strategy_info(const std::string& name);
 
 // Every registered strategy, in a stable order.
 const std::vector<StrategyInfo>& strategy_catalog();

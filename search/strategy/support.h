@@ -48,9 +48,10 @@ struct StrategyDef {
   std::string summary;
   std::vector<OptionSpec> options;
   std::unique_ptr<Strategy> (*make)(const StrategyContext& ctx) = nullptr;
+  size_t preferred_batch = 8;  // StrategyInfo::preferred_batch
 };
 
-// One per strategy file, in catalog order (see strategy_registry.cpp).
+// One per strategy file, in catalog order (see search/registry.cpp).
 StrategyDef auto_def();
 StrategyDef brute_force_def();
 StrategyDef random_sample_def();

@@ -372,9 +372,9 @@ TEST_F(VerifyOnDevice, OutputsArePoisonedAndRestoredOnTheDevice) {
 // ~320 ms per configuration outside the kernel. Through the real worker, with
 // no timing: what a configuration costs on top of its one run.
 TEST_F(VerifyOnDevice, VerifiedRunThroughTheWorkerIsCheap) {
-  GpuEvaluator::Started s = GpuEvaluator::start(0);
+  Engine::Started s = Engine::start(0);
   ASSERT_NE(s.engine, nullptr) << s.message;
-  GpuEvaluator& engine = *s.engine;
+  Engine& engine = *s.engine;
   CompileRequest req;
   req.source = R"(extern "C" __global__ void vector_add(float* c, const float* a, const float* b, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -395,14 +395,14 @@ TEST_F(VerifyOnDevice, VerifiedRunThroughTheWorkerIsCheap) {
             ArgSpec::buffer("b", ElemType::F32, n), ArgSpec::scalar_int("n", ElemType::I32, n)};
   j.measure = false;
   j.capture_outputs = true;
-  Result ref = engine.evaluate(j);
+  Result ref = engine.run(j);
   ASSERT_EQ(ref.status, Status::Ok) << ref.reason;
   engine.set_expected(ref.outputs);
   j.capture_outputs = false;
   j.verify = true;
   double best_ms = 1e9;
   for (int k = 0; k < 6; ++k) {  // the first one uploads the expected outputs
-    Result r = engine.evaluate(j);
+    Result r = engine.run(j);
     ASSERT_EQ(r.status, Status::Ok) << r.reason;
     if (k > 0) best_ms = std::min(best_ms, r.wall_ms);
   }
@@ -412,7 +412,7 @@ TEST_F(VerifyOnDevice, VerifiedRunThroughTheWorkerIsCheap) {
 
   // A wrong element through the same path names itself.
   j.geometry.grid = {n / 256 - 1, 1, 1};  // the last block never runs: its outputs stay poisoned
-  Result bad = engine.evaluate(j);
+  Result bad = engine.run(j);
   ASSERT_EQ(bad.status, Status::WrongResult) << bad.reason;
   ASSERT_TRUE(bad.mismatch.has_value());
   EXPECT_EQ(bad.mismatch->index, static_cast<std::uint64_t>(n - 256));

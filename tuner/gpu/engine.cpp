@@ -163,9 +163,9 @@ DeviceProbe probe_devices() {
   return DeviceProbe{r.state, r.message, std::move(r.devices)};
 }
 
-GpuEvaluator::Started GpuEvaluator::start(int gpu, EngineOptions options) {
+Engine::Started Engine::start(int gpu, EngineOptions options) {
   Started s;
-  std::unique_ptr<GpuEvaluator> engine(new GpuEvaluator(gpu, options));
+  std::unique_ptr<Engine> engine(new Engine(gpu, options));
   Ready r = engine->spawn();
   s.state = r.state;
   s.message = r.message;
@@ -177,7 +177,7 @@ GpuEvaluator::Started GpuEvaluator::start(int gpu, EngineOptions options) {
   return s;
 }
 
-Ready GpuEvaluator::spawn() {
+Ready Engine::spawn() {
   Ready r = fork_worker(gpu_, options_.setup_timeout_s, pid_, fd_);
   if (pid_ >= 0 && (r.state != DriverState::Ready || r.gpu != gpu_)) {
     stop_worker(true);
@@ -189,11 +189,11 @@ Ready GpuEvaluator::spawn() {
   return r;
 }
 
-GpuEvaluator::~GpuEvaluator() {
+Engine::~Engine() {
   if (pid_ >= 0) stop_worker(true);
 }
 
-void GpuEvaluator::stop_worker(bool graceful) {
+void Engine::stop_worker(bool graceful) {
   if (pid_ < 0) return;
   if (graceful) {
     shut_down(pid_, fd_);
@@ -208,7 +208,7 @@ void GpuEvaluator::stop_worker(bool graceful) {
   worker_has_expected_ = false;
 }
 
-std::string GpuEvaluator::reap() {
+std::string Engine::reap() {
   int status = 0;
   ::waitpid(pid_, &status, 0);
   ::close(fd_);
@@ -219,19 +219,19 @@ std::string GpuEvaluator::reap() {
   return describe_exit(status);
 }
 
-void GpuEvaluator::set_expected(std::vector<HostBuffer> expected) {
+void Engine::set_expected(std::vector<HostBuffer> expected) {
   expected_ = std::move(expected);
   worker_has_expected_ = false;
 }
 
-double GpuEvaluator::batch_timeout_s(const Job& job, int launches) const {
+double Engine::batch_timeout_s(const Job& job, int launches) const {
   if (job.timeout_s > 0) return job.timeout_s;
   if (best_ms_ <= 0) return std::max(options_.first_timeout_s, options_.min_timeout_s);
   return std::max(options_.min_timeout_s,
                   options_.timeout_factor * best_ms_ * std::max(launches, 1) / 1000.0);
 }
 
-Result GpuEvaluator::evaluate(const Job& job) {
+Result Engine::run(const Job& job) {
   const auto t0 = Clock::now();
   for (int attempt = 0;; ++attempt) {
     if (pid_ < 0) {
@@ -256,7 +256,7 @@ Result GpuEvaluator::evaluate(const Job& job) {
   return r;
 }
 
-Result GpuEvaluator::await_result(const Job& job) {
+Result Engine::await_result(const Job& job) {
   double limit_s = options_.setup_timeout_s;
   int batch = 0;
   auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);

@@ -1,4 +1,4 @@
-// GpuEvaluator: evaluates kernel configurations on one GPU, surviving any kernel.
+// gpu::Engine: runs jobs (one compiled configuration each) on one GPU, surviving any kernel.
 //
 // The tuning loop hands it one Job per configuration and gets a Result back:
 // ok with timings, or invalid / runtime_error / wrong_result / timeout with a
@@ -13,14 +13,14 @@
 // max(min_timeout_s, timeout_factor x the best per-launch time so far x the
 // batch size), or first_timeout_s before anything has been timed. A worker
 // that hangs, crashes or loses its context is killed (SIGKILL) and replaced
-// on the next evaluate(); the expected outputs live here and are re-sent.
+// on the next run(); the expected outputs live here and are re-sent.
 //
 // SIGINT: the worker ignores it, so Ctrl-C reaches only this process. If the
 // caller's handler sets EngineOptions::interrupt, a running job is abandoned
 // (the worker is killed) and reported as Status::Interrupted; otherwise the
 // job finishes normally and the caller checks its own flag afterwards.
 //
-// Not thread-safe: one evaluate() at a time. The worker is killed when the
+// Not thread-safe: one run() at a time. The worker is killed when the
 // thread that started it exits (PR_SET_PDEATHSIG): use it from one long-lived thread.
 #pragma once
 
@@ -51,25 +51,25 @@ struct DeviceProbe {
 };
 DeviceProbe probe_devices();
 
-class GpuEvaluator {
+class Engine {
  public:
   struct Started {
-    std::unique_ptr<GpuEvaluator> engine;  // null when the GPU could not be opened
+    std::unique_ptr<Engine> engine;  // null when the GPU could not be opened
     DriverState state = DriverState::NoDriver;
     std::string message;                   // why engine is null
   };
   // Forks a worker for GPU `gpu`; "no CUDA driver" comes back as a state.
   static Started start(int gpu, EngineOptions options = {});
-  ~GpuEvaluator();
-  GpuEvaluator(const GpuEvaluator&) = delete;
-  GpuEvaluator& operator=(const GpuEvaluator&) = delete;
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
   const DeviceInfo& device() const { return devices_.at(gpu_); }
   const std::vector<DeviceInfo>& devices() const { return devices_; }
 
   // Never throws for a configuration's failure; only for a broken engine
   // (e.g. a worker that cannot be restarted: Error, exit status 1).
-  Result evaluate(const Job& job);
+  Result run(const Job& job);
 
   // The outputs verified jobs are compared with (by buffer name), e.g. a
   // reference kernel's captured outputs. Kept here across worker restarts.
@@ -81,7 +81,7 @@ class GpuEvaluator {
   int restarts() const { return restarts_; }   // workers replaced so far
 
  private:
-  GpuEvaluator(int gpu, EngineOptions options) : gpu_(gpu), options_(options) {}
+  Engine(int gpu, EngineOptions options) : gpu_(gpu), options_(options) {}
   Ready spawn();  // a new worker; fills pid_/fd_ when it is Ready
   void stop_worker(bool graceful);
   Result await_result(const Job& job);

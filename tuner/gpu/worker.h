@@ -1,6 +1,6 @@
 // The GPU worker: the child process that owns the CUDA context.
 //
-// worker_main() runs in a process GpuEvaluator (tuner/gpu/engine.h) started
+// worker_main() runs in a process Engine (tuner/gpu/engine.h) started
 // by fork + exec of the same program. It loads the driver, opens one GPU, says
 // Ready, then serves Jobs one at a time: load the cubin, check the launch
 // against the device, upload arguments (once per distinct argument list), run

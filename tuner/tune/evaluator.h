@@ -1,6 +1,6 @@
 // ConfigEvaluator: what the tuning loop asks to measure one configuration.
 //
-// Two implementations: GpuSession (tuner/tune/gpu_evaluator.h) compiles through NVRTC
+// Two implementations: GpuEvaluator (tuner/tune/gpu_evaluator.h) compiles through NVRTC
 // and measures on a GPU through the crash-proof worker; ReplayEvaluator
 // (tuner/tune/replay_evaluator.h) answers from recorded measurements (a ktune database or a
 // Kernel Tuner cache file), including recorded failures and recorded times.
@@ -35,6 +35,11 @@ struct Measured {
 // nullopt for a failed evaluation.
 std::optional<double> objective_of(const Spec& spec, const db::Evaluation& e);
 
+// The evaluations with an objective, best first. Within measurement noise
+// (the larger standard deviation of two neighbours) the order is chance, so
+// there the one with the higher theoretical occupancy goes first.
+std::vector<const db::Evaluation*> rank_results(const Spec& spec, const std::vector<db::Evaluation>& evals);
+
 class ConfigEvaluator {
  public:
   virtual ~ConfigEvaluator() = default;
@@ -56,6 +61,24 @@ class ConfigEvaluator {
   // strategies (StrategyContext::features): compiled now on a GPU host,
   // the recorded figures in a replay.
   virtual std::vector<StaticFeatures> features(std::span<const Config> configs) = 0;
+  // Measures configurations again, interleaved (round-robin, `rounds` times),
+  // so that a winner is not an accident of clock drift: one Measured per
+  // configuration, in order; an ok one's time is the median of its per-round
+  // medians, its samples those medians. Empty where nothing can be measured
+  // again (a replay holds one recorded time per configuration).
+  // A replay of a partial recording (an interrupted Kernel Tuner cache): how
+  // many valid configurations it holds, and which; nullopt where every
+  // configuration can be evaluated.
+  struct RecordedPart {
+    uint64_t valid = 0;
+    std::function<bool(const Config&)> holds;
+  };
+  virtual std::optional<RecordedPart> recorded_part() const { return std::nullopt; }
+  virtual std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) {
+    (void)configs;
+    (void)rounds;
+    return {};
+  }
 };
 
 }  // namespace ktune

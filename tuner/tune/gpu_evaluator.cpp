@@ -16,7 +16,7 @@
 
 namespace ktune {
 
-struct GpuSession::Compiled {
+struct GpuEvaluator::Compiled {
   std::optional<Launch> launch;
   std::string launch_error;
   CompileResult result;
@@ -137,12 +137,12 @@ std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec) {
   return out;
 }
 
-GpuSession::GpuSession(const Spec& spec, GpuSessionOptions options) : spec_(&spec), options_(options) {
+GpuEvaluator::GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options) : spec_(&spec), options_(options) {
   spec.require_runnable();  // before the GPU is started and anything is measured
   args_ = engine_arguments(spec);
   gpu::EngineOptions eo;
   eo.interrupt = options.interrupt;
-  auto started = gpu::GpuEvaluator::start(options.gpu, eo);
+  auto started = gpu::Engine::start(options.gpu, eo);
   if (!started.engine) throw Error::failed("cannot tune on a GPU: " + started.message);
   engine_ = std::move(started.engine);
   const Arch device_arch(engine_->device().cc_major * 10 + engine_->device().cc_minor);
@@ -158,13 +158,13 @@ GpuSession::GpuSession(const Spec& spec, GpuSessionOptions options) : spec_(&spe
   if (spec.verify.mode == Verify::Mode::Reference || spec.verify.mode == Verify::Mode::File) prepare_reference();
 }
 
-GpuSession::~GpuSession() = default;
+GpuEvaluator::~GpuEvaluator() = default;
 
-std::string GpuSession::source() const {
+std::string GpuEvaluator::source() const {
   return "GPU " + std::to_string(options_.gpu) + ": " + engine_->device().name;
 }
 
-db::DeviceInfo GpuSession::device() const {
+db::DeviceInfo GpuEvaluator::device() const {
   const gpu::DeviceInfo& d = engine_->device();
   db::DeviceInfo out;
   out.name = d.name;
@@ -181,7 +181,7 @@ db::DeviceInfo GpuSession::device() const {
   return out;
 }
 
-void GpuSession::prepare_reference() {
+void GpuEvaluator::prepare_reference() {
   if (spec_->verify.mode == Verify::Mode::File) {
     const std::string bytes = db::read_text_file(spec_->verify.path);
     std::vector<gpu::HostBuffer> expected;
@@ -218,14 +218,14 @@ void GpuSession::prepare_reference() {
   job.args = args_;
   job.capture_outputs = true;
   job.measure = false;
-  const gpu::Result r = engine_->evaluate(job);
+  const gpu::Result r = engine_->run(job);
   if (r.status != gpu::Status::Ok)
     throw Error::failed("reference kernel '" + spec_->verify.kernel + "' failed: " + r.reason, spec_->verify.where);
   engine_->set_expected(r.outputs);
   have_expected_ = true;
 }
 
-GpuSession::Compiled GpuSession::prepare(const std::vector<Value>& config,
+GpuEvaluator::Compiled GpuEvaluator::prepare(const std::vector<Value>& config,
                                          std::optional<CompileRequest>& request) const {
   Compiled c;
   KernelBuild b = plan_build(*spec_, config, arch_);
@@ -235,11 +235,11 @@ GpuSession::Compiled GpuSession::prepare(const std::vector<Value>& config,
   return c;
 }
 
-std::vector<StaticFeatures> GpuSession::features(std::span<const Config> configs) {
+std::vector<StaticFeatures> GpuEvaluator::features(std::span<const Config> configs) {
   return compile_features(*spec_, arch_, *pool_, configs);
 }
 
-gpu::Job GpuSession::make_job(const std::vector<Value>& config, const Compiled& compiled) const {
+gpu::Job GpuEvaluator::make_job(const std::vector<Value>& config, const Compiled& compiled) const {
   gpu::Job job;
   job.label = db::config_key(config);
   job.cubin.assign(compiled.result.cubin.begin(), compiled.result.cubin.end());
@@ -258,15 +258,15 @@ gpu::Job GpuSession::make_job(const std::vector<Value>& config, const Compiled& 
   return job;
 }
 
-gpu::Result GpuSession::evaluate(gpu::Job job) {
+gpu::Result GpuEvaluator::run_job(gpu::Job job) {
   const bool idle = !gpu_idle_since_ || ms_since(*gpu_idle_since_) > options_.idle_gap_ms;
   job.measure_options.warmup_ms = idle ? options_.idle_warmup_ms : options_.warm_warmup_ms;
-  gpu::Result r = engine_->evaluate(job);
+  gpu::Result r = engine_->run(job);
   gpu_idle_since_ = Clock::now();
   return r;
 }
 
-Measured GpuSession::run_one(const std::vector<Value>& config, const Compiled& compiled) {
+Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Compiled& compiled) {
   Measured m;
   db::Evaluation& e = m.eval;
   e.config = config;
@@ -290,7 +290,7 @@ Measured GpuSession::run_one(const std::vector<Value>& config, const Compiled& c
   e.local_bytes = static_cast<int64_t>(res.local_bytes);
   if (compiled.result.occupancy && compiled.result.occupancy->error.empty())
     e.occupancy = compiled.result.occupancy->fraction;
-  const gpu::Result r = evaluate(make_job(config, compiled));
+  const gpu::Result r = run_job(make_job(config, compiled));
   if (r.status == gpu::Status::Interrupted) throw Error::failed("interrupted");
   e.status = db_status(r.status);
   e.reason = r.reason;
@@ -333,10 +333,10 @@ Measured GpuSession::run_one(const std::vector<Value>& config, const Compiled& c
 // for the slowest compile of the batch. With verify: first_valid the reference
 // is thus the first configuration to compile and run ok, not the first listed.
 //
-// Times per configuration. Before the pipeline the batch was compiled first and
-// each configuration was charged its own compile wall plus its GPU wall; with
-// compiles overlapping the GPU that would count overlapped time as cost. Now:
-//  * compile_ms: the compiler's own time (0 for a cache hit), as before. It
+// Times per configuration. Compiles overlap other configurations' GPU work,
+// so a configuration's cost is its turn on the GPU thread, not its compile
+// wall plus its GPU wall (that would count overlapped time twice):
+//  * compile_ms: the compiler's own time (0 for a cache hit). It
 //    overlaps other configurations' GPU work, so it is not a share of the wall.
 //  * cost_s: the configuration's turn on this (the GPU) thread: from the end
 //    of the previous turn (for the first, from the start of evaluate(), the
@@ -348,7 +348,7 @@ Measured GpuSession::run_one(const std::vector<Value>& config, const Compiled& c
 //    nor by waiting for the configuration's own compile (at most compile_ms of
 //    the wait): queueing behind other compiles, process round trips, cache
 //    lookups, job set-up, the database commit of the previous turn.
-void GpuSession::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
+void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
   auto turn_start = Clock::now();
   std::vector<Compiled> compiled(configs.size());
   std::vector<CompilePool::Ticket> waiting;
@@ -390,7 +390,7 @@ void GpuSession::evaluate(std::span<const std::vector<Value>> configs, const OnM
   }
 }
 
-std::vector<std::optional<double>> GpuSession::remeasure(const std::vector<std::vector<Value>>& configs, int rounds) {
+std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>> configs, int rounds) {
   // Measured before, so these are cache hits, answered by the pool at once.
   std::vector<Compiled> compiled;
   std::vector<std::optional<CompilePool::Ticket>> tickets;
@@ -402,24 +402,55 @@ std::vector<std::optional<double>> GpuSession::remeasure(const std::vector<std::
   }
   for (size_t i = 0; i < configs.size(); ++i)
     if (tickets[i]) compiled[i].result = pool_->take(*tickets[i]);
+  std::vector<Measured> out(configs.size());
   std::vector<std::vector<double>> medians(configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    db::Evaluation& e = out[i].eval;
+    e.config = configs[i];
+    e.timestamp = db::now_iso8601();
+    if (!compiled[i].launch || !compiled[i].result.ok) {
+      e.status = compiled[i].launch ? db::Status::CompileError : db::Status::Invalid;
+      e.reason = "re-measure: " + (compiled[i].launch ? compiled[i].result.error_line() : compiled[i].launch_error);
+    }
+  }
   for (int round = 0; round < rounds; ++round)
     for (size_t i = 0; i < configs.size(); ++i) {
-      if (!compiled[i].launch || !compiled[i].result.ok) continue;
+      db::Evaluation& e = out[i].eval;
+      if (e.status != db::Status::Ok) continue;
       gpu::Job job = make_job(configs[i], compiled[i]);
       job.verify = false;
       job.capture_outputs = false;
-      const gpu::Result r = evaluate(std::move(job));
-      if (r.status == gpu::Status::Ok) medians[i].push_back(r.timing.median_ms);
+      const gpu::Result r = run_job(std::move(job));
+      if (r.status == gpu::Status::Interrupted) throw Error::failed("interrupted");
+      if (r.status != gpu::Status::Ok) {
+        e.status = db_status(r.status);
+        e.reason = "re-measure: " + r.reason;
+        continue;
+      }
+      medians[i].push_back(r.timing.median_ms);
+      e.benchmark_ms = e.benchmark_ms.value_or(0) + r.benchmark_ms;
+      e.load_ms = e.load_ms.value_or(0) + r.load_ms;
+      e.registers = r.resources.registers;
+      e.occupancy = r.resources.occupancy;
+      if (r.sensors.valid) {
+        e.sm_clock_mhz = r.sensors.sm_clock_mhz;
+        e.temperature_c = r.sensors.temperature_c;
+        e.power_w = r.sensors.power_mw / 1000.0;
+      }
     }
-  std::vector<std::optional<double>> out;
-  for (auto& m : medians) {
-    if (m.size() < static_cast<size_t>(rounds)) {
-      out.push_back(std::nullopt);
-      continue;
-    }
-    std::sort(m.begin(), m.end());
-    out.push_back(m[m.size() / 2]);
+  for (size_t i = 0; i < configs.size(); ++i) {
+    db::Evaluation& e = out[i].eval;
+    if (e.status != db::Status::Ok) continue;
+    e.samples = medians[i];
+    std::vector<double> sorted = medians[i];
+    std::sort(sorted.begin(), sorted.end());
+    e.time_ms = sorted[sorted.size() / 2];
+    e.complete_stats();
+    e.reason = "re-measured: median of " + std::to_string(rounds) + " interleaved rounds";
+    const auto metrics = spec_->evaluate_metrics(configs[i], *e.time_ms);
+    for (size_t m = 0; m < metrics.size(); ++m)
+      if (metrics[m]) e.metrics[spec_->metrics[m].name] = *metrics[m];
+    out[i].cost_s = (e.benchmark_ms.value_or(0) + e.load_ms.value_or(0)) / 1000.0;
   }
   return out;
 }

@@ -1,8 +1,8 @@
-// GpuSession: measures a spec's configurations on one GPU.
+// GpuEvaluator: measures a spec's configurations on one GPU.
 //
 // Per batch it hands every configuration to a CompilePool (worker processes,
 // through the on-disk cubin cache; tuner/compile/pool.h) and gives each one to
-// the crash-proof GpuEvaluator as soon as its compile is done, while the pool
+// the crash-proof Engine as soon as its compile is done, while the pool
 // compiles the rest. Before the first measurement it prepares what
 // verification compares against: the reference kernel's outputs, a file, or
 // (first_valid) the outputs of the first configuration that runs. Geometry
@@ -25,7 +25,7 @@
 
 namespace ktune {
 
-struct GpuSessionOptions {
+struct GpuEvaluatorOptions {
   int gpu = 0;
   unsigned compile_threads = 0;  // compile worker processes; 0: one per core
   bool cold = false;             // flush L2 before every sample
@@ -42,11 +42,11 @@ struct GpuSessionOptions {
   const std::atomic<bool>* interrupt = nullptr;
 };
 
-class GpuSession : public ConfigEvaluator {
+class GpuEvaluator : public ConfigEvaluator {
  public:
   // Throws Error::failed when no GPU can be opened (with the driver's reason).
-  GpuSession(const Spec& spec, GpuSessionOptions options);
-  ~GpuSession() override;
+  GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options);
+  ~GpuEvaluator() override;
 
   db::DeviceInfo device() const override;
   void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
@@ -55,10 +55,7 @@ class GpuSession : public ConfigEvaluator {
   // Compiled in the session's pool for its GPU's architecture (tuner/tune/static_features.h).
   std::vector<StaticFeatures> features(std::span<const Config> configs) override;
 
-  // Re-measures configurations interleaved (round-robin, `rounds` times), so
-  // that a winner is not an accident of clock drift; returns the median of
-  // each one's per-round medians (nullopt where a run failed).
-  std::vector<std::optional<double>> remeasure(const std::vector<std::vector<Value>>& configs, int rounds);
+  std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override;
 
   const gpu::DeviceInfo& gpu_device() const { return engine_->device(); }
 
@@ -69,13 +66,13 @@ class GpuSession : public ConfigEvaluator {
   Measured run_one(const std::vector<Value>& config, const Compiled& compiled);
   gpu::Job make_job(const std::vector<Value>& config, const Compiled& compiled) const;
   // The engine's answer to `job`, with the warm-up chosen by how long the GPU has been idle.
-  gpu::Result evaluate(gpu::Job job);
+  gpu::Result run_job(gpu::Job job);
   void prepare_reference();
 
   const Spec* spec_;
-  GpuSessionOptions options_;
+  GpuEvaluatorOptions options_;
   Arch arch_;
-  std::unique_ptr<gpu::GpuEvaluator> engine_;
+  std::unique_ptr<gpu::Engine> engine_;
   std::unique_ptr<CompilePool> pool_;
   std::vector<gpu::ArgSpec> args_;
   bool have_expected_ = false;

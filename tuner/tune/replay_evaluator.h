@@ -43,6 +43,7 @@ class ReplayEvaluator : public ConfigEvaluator {
   // that is fewer than the space has (an interrupted recording).
   uint64_t recorded_valid() const { return recorded_valid_; }
   bool partial() const { return recorded_valid_ < spec_->space().count_valid(); }
+  std::optional<RecordedPart> recorded_part() const override;
   // Every recorded configuration as (key -> evaluation), in the spec's parameter order.
   const std::map<std::string, db::Evaluation>& records() const { return records_; }
   // Recorded cost of one evaluation, seconds.

@@ -5,15 +5,13 @@
 #include <iostream>
 
 #include "tuner/cli/print/json.h"
-#include "tuner/tune/gpu_evaluator.h"
 #include "tuner/cli/print/table.h"
 
 namespace ktune {
 
-TuneReport::TuneReport(const Spec& spec, db::DeviceInfo device, bool replay, std::string source, bool interactive)
-    : spec_(&spec), device_(std::move(device)), replay_(replay), source_(std::move(source)), interactive_(interactive) {}
+TuneReport::TuneReport(const Spec& spec, bool interactive) : spec_(&spec), interactive_(interactive) {}
 
-void TuneReport::add(const Measured& m) {
+void TuneReport::measured(const Measured& m) {
   if (m.missing) {
     ++missing_;
     return;
@@ -24,13 +22,19 @@ void TuneReport::add(const Measured& m) {
   evals_.push_back(m.eval);
 }
 
-void TuneReport::add_resumed(const db::Evaluation& e) {
+void TuneReport::reused(const db::Evaluation& e) {
   ++resumed_;
   if (e.status == db::Status::Ok) ++ok_;
   evals_.push_back(e);
 }
 
-void TuneReport::start(uint64_t total) {
+void TuneReport::started(const tune::RunStart& start) {
+  device_ = start.device;
+  replay_ = start.replay;
+  source_ = start.source;
+  prior_ = start.prior;
+  reusable_ = start.reusable;
+  partial_ = start.partial;
   std::ostream& out = std::cerr;
   if (replay_)
     out << "ktune: REPLAY — no GPU is used; every time below is a recorded measurement of " << device_.name
@@ -44,7 +48,7 @@ void TuneReport::start(uint64_t total) {
   if (partial_)
     out << "ktune: a PARTIAL recording (" << partial_->first << " of " << partial_->second
         << " valid configurations): the strategy keeps to the recorded ones; the best is the recorded part's\n";
-  bar_ = std::make_unique<Progress>(replay_ ? "replay" : "tune", total, interactive_);
+  bar_ = std::make_unique<Progress>(replay_ ? "replay" : "tune", start.total, interactive_);
 }
 
 void TuneReport::progress(const TraceEntry& t) {
@@ -55,37 +59,13 @@ void TuneReport::progress(const TraceEntry& t) {
   bar_->update(t.fevals, note);
 }
 
-std::vector<const db::Evaluation*> TuneReport::ranked() const {
-  std::vector<const db::Evaluation*> r;
-  for (const auto& e : evals_)
-    if (objective_of(*spec_, e)) r.push_back(&e);
-  const double sign = spec_->higher_is_better ? -1 : 1;
-  std::stable_sort(r.begin(), r.end(), [&](auto* a, auto* b) { return sign * *objective_of(*spec_, *a) < sign * *objective_of(*spec_, *b); });
-  // Within measurement noise the order is chance: prefer higher occupancy there.
-  for (size_t i = 1; i < r.size(); ++i) {
-    const db::Evaluation &a = *r[i - 1], &b = *r[i];
-    const double noise = std::max(a.stddev_ms.value_or(0), b.stddev_ms.value_or(0));
-    if (a.time_ms && b.time_ms && std::abs(*a.time_ms - *b.time_ms) <= noise &&
-        b.occupancy.value_or(0) > a.occupancy.value_or(0))
-      std::swap(r[i - 1], r[i]);
-  }
-  return r;
-}
-
-void TuneReport::confirm_top(GpuSession& gpu, size_t k) {
-  auto r = ranked();
-  if (r.size() < 2) return;
-  r.resize(std::min(k, r.size()));
-  std::vector<std::vector<Value>> configs;
-  for (auto* e : r) configs.push_back(e->config);
-  const auto medians = gpu.remeasure(configs, 3);
-  for (size_t i = 0; i < configs.size(); ++i)
-    if (medians[i]) confirmed_[db::config_key(configs[i])] = *medians[i];
+void TuneReport::remeasured(const Measured& m) {
+  if (m.eval.status == db::Status::Ok && m.eval.time_ms) confirmed_[db::config_key(m.eval.config)] = *m.eval.time_ms;
 }
 
 void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run_id) {
   if (bar_) bar_->finish();
-  const auto r = ranked();
+  const auto r = rank_results(*spec_, evals_);
   const auto& params = spec_->space().parameters();
   if (json) {
     cli::Json j = {{"run_id", run_id}, {"kernel", spec_->kernel.name}, {"device", device_.name},
