@@ -2,7 +2,7 @@
 //
 // Why processes: NVRTC serialises much of its work inside one process (on the
 // 16-core GPU host one process's compiles scaled 4.6x over 16 threads: 67
-// compiles/s, against 234/s from 16 processes; bench/compile_bench.cpp). So
+// compiles/s, against 234/s from 16 processes; bench/micro/compile_bench.cpp). So
 // each worker slot of the pool is a thread here that drives a child process:
 // a fresh exec of this same program which, finding KTUNE_COMPILE_WORKER in its
 // environment, serves compile requests before main() runs (like the GPU
