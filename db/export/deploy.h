@@ -83,7 +83,7 @@ DeploySelection select_deploy(const DeployKernel& k, const std::string& device_n
 
 // Kernel Launcher wisdom file name for a key: [^0-9A-Za-z_.-] -> '_' + ".wisdom".
 std::string wisdom_file_name(const std::string& key);
-// The text of one kernel's wisdom file (JSON lines, formats.md section 4).
+// The text of one kernel's wisdom file (JSON lines, docs/formats.md).
 // devices supplies driver/NVRTC versions where the store knows them.
 std::string wisdom_text(const DeployKernel& k, const std::vector<DeviceRow>& devices);
 
