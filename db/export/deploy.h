@@ -1,6 +1,6 @@
 // Deployment exports: the best configurations in the Store, shaped for use
 // outside ktune — ktune's own JSON, Kernel Launcher wisdom files and a C++17
-// header (export_header.h).
+// header (db/export/header.h).
 //
 // collect_deploy() gathers Store::best() over a filter into one DeployKernel
 // per kernel name. Kernel records of one name (several spec hashes) are merged
@@ -76,7 +76,7 @@ struct DeploySelection {
 // the exact device (nearest problem size total), else the best among the
 // devices of the same compute capability, else of the same major architecture
 // (nearest minor), else most_often_winner; sizes by nearest total. The header
-// and this function must agree (tests/deploy_select_test.cpp compiles the one
+// and this function must agree (tests/export_header_test.cpp compiles the one
 // and compares with the other). REQUIRES: !k.entries.empty().
 DeploySelection select_deploy(const DeployKernel& k, const std::string& device_name, int compute_capability,
                               int64_t problem_size_total);

@@ -15,8 +15,8 @@
 //     the next propose() call, unless the run ends first (budget spent);
 //   * a strategy proposes only valid configurations of ctx.space.
 // Each strategy is deterministic for a given seed and sequence of observations.
-// The per-strategy files are search/strategy_<name>.cpp; docs/strategies.md
-// describes each one and its options.
+// The per-strategy files are search/strategy/{,evolve/,model/}<name>.cpp;
+// docs/strategies.md describes each one and its options.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
-// What every strategy shares, private to the strategy_*.cpp files.
+// What every strategy shares, private to the strategy files.
 //
 // StrategyDef describes one strategy (name, summary, typed options with
-// defaults and ranges, factory); the registry (strategy_registry.cpp) turns the
+// defaults and ranges, factory); the registry (search/registry.cpp) turns the
 // list of defs into strategy_catalog() and validates options in
 // make_strategy(). StrategyBase keeps the memory of every result the strategy
 // has heard, the seeded RNG, and turns "waves" into batches: a strategy only
@@ -50,7 +50,7 @@ struct StrategyDef {
   std::unique_ptr<Strategy> (*make)(const StrategyContext& ctx) = nullptr;
 };
 
-// One per strategy file, in catalog order (see strategy_registry.cpp).
+// One per strategy file, in catalog order (see search/registry.cpp).
 StrategyDef auto_def();
 StrategyDef brute_force_def();
 StrategyDef random_sample_def();

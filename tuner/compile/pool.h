@@ -23,7 +23,7 @@
 //  * In-process fallback: with KTUNE_COMPILE_IN_PROCESS=1 (or
 //    CompilePoolOptions::in_process) the slots compile on their own threads;
 //    a slot whose child cannot be started does so too. NVRTC crashes then
-//    take this process down, as before the pool existed.
+//    take this process down: nothing isolates them.
 //  * Results are taken in any order; a ticket is taken once.
 //
 // One thread submits and takes at a time; the slots are internal.

@@ -333,10 +333,10 @@ Measured GpuSession::run_one(const std::vector<Value>& config, const Compiled& c
 // for the slowest compile of the batch. With verify: first_valid the reference
 // is thus the first configuration to compile and run ok, not the first listed.
 //
-// Times per configuration. Before the pipeline the batch was compiled first and
-// each configuration was charged its own compile wall plus its GPU wall; with
-// compiles overlapping the GPU that would count overlapped time as cost. Now:
-//  * compile_ms: the compiler's own time (0 for a cache hit), as before. It
+// Times per configuration. Compiles overlap the GPU's work on other
+// configurations, so charging each configuration its own compile wall plus
+// its GPU wall would count overlapped time twice. Instead:
+//  * compile_ms: the compiler's own time (0 for a cache hit). It
 //    overlaps other configurations' GPU work, so it is not a share of the wall.
 //  * cost_s: the configuration's turn on this (the GPU) thread: from the end
 //    of the previous turn (for the first, from the start of evaluate(), the
