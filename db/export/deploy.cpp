@@ -1,5 +1,5 @@
 // Deployment exports: collecting the best results, ktune JSON and Kernel
-// Launcher wisdom files. The C++ header lives in export_header.cpp.
+// Launcher wisdom files. The C++ header lives in header.cpp.
 #include "db/export/deploy.h"
 #include "db/json_value.h"
 

@@ -1,6 +1,6 @@
 // Deployment exports: the best configurations in the Store, shaped for use
 // outside ktune — ktune's own JSON, Kernel Launcher wisdom files and a C++17
-// header (export_header.h).
+// header (db/export/header.h).
 //
 // collect_deploy() gathers Store::best() over a filter into one DeployKernel
 // per kernel name. Kernel records of one name (several spec hashes) are merged
@@ -76,14 +76,14 @@ struct DeploySelection {
 // the exact device (nearest problem size total), else the best among the
 // devices of the same compute capability, else of the same major architecture
 // (nearest minor), else most_often_winner; sizes by nearest total. The header
-// and this function must agree (tests/deploy_select_test.cpp compiles the one
+// and this function must agree (tests/export_header_test.cpp compiles the one
 // and compares with the other). REQUIRES: !k.entries.empty().
 DeploySelection select_deploy(const DeployKernel& k, const std::string& device_name, int compute_capability,
                               int64_t problem_size_total);
 
 // Kernel Launcher wisdom file name for a key: [^0-9A-Za-z_.-] -> '_' + ".wisdom".
 std::string wisdom_file_name(const std::string& key);
-// The text of one kernel's wisdom file (JSON lines, formats.md section 4).
+// The text of one kernel's wisdom file (JSON lines, docs/formats.md).
 // devices supplies driver/NVRTC versions where the store knows them.
 std::string wisdom_text(const DeployKernel& k, const std::vector<DeviceRow>& devices);
 

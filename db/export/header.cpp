@@ -1,4 +1,4 @@
-// The C++17 header export (see export_header.h for the layout and contract).
+// The C++17 header export (see header.h for the layout and contract).
 #include "db/export/header.h"
 
 #include <algorithm>

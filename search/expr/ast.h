@@ -1,4 +1,4 @@
-// The parsed and the compiled forms of an expression (private to search/expr_*).
+// The parsed and the compiled forms of an expression (private to search/expr/).
 //
 // Node is the syntax tree produced by the parser; compile() copies it, resolves
 // every Name to a Slot, a Const or a comprehension Local, and folds constant

@@ -1,6 +1,6 @@
 // The expression language: a small, safe subset of Python expressions used by
 // restrictions, T1 Values/Conditions, grid and size expressions, constants and
-// metrics (see docs/spec.md and ../shared/docs/contract.md).
+// metrics (see docs/spec.md).
 //
 // An Expression is parsed once; compile() resolves each free name to a slot
 // (a parameter whose value is passed at eval time) or a constant, producing a

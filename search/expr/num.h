@@ -1,4 +1,4 @@
-// Scalar semantics of the expression language (private to search/expr_*).
+// Scalar semantics of the expression language (private to search/expr/).
 //
 // Num is an allocation-free scalar: an int, float, bool, or a *borrowed*
 // string (a pointer into a Value that outlives the evaluation). Both the fast

@@ -1,4 +1,4 @@
-// Private to search/space*.cpp: the state behind a SearchSpace and the
+// Private to search/space/: the state behind a SearchSpace and the
 // constraint-aware walk over it.
 //
 // The parameters split in two groups. *Enumerated* ones are named by at least

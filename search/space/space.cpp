@@ -1,6 +1,6 @@
 // SearchSpace: construction and validation, sizing, indexed access,
-// neighbours and value/key conversion. The walk lives in space_enum.cpp,
-// sampling in space_sample.cpp.
+// neighbours and value/key conversion. The walk lives in enum.cpp,
+// sampling in sample.cpp.
 #include "search/space/space.h"
 
 #include <unordered_set>

@@ -1,5 +1,5 @@
 // greedy_ils: iterated local search. After an initial random design, hill
-// climbing (strategy_local.h) from its best; at a local optimum the best local
+// climbing (local.h) from its best; at a local optimum the best local
 // optimum so far is perturbed by a random walk of `perturbation` neighbour
 // steps and climbing resumes from there. After
 // no_improvement local optima without a better one it restarts at a random

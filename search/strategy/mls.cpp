@@ -1,4 +1,4 @@
-// mls: multi-start local search. Hill climbing (strategy_local.h) from a
+// mls: multi-start local search. Hill climbing (local.h) from a
 // random new configuration (or the best of an initial random design); at each local optimum it restarts from another
 // random new configuration, or stops when restart is false.
 #include "search/strategy/local.h"

@@ -1,7 +1,7 @@
-// What every strategy shares, private to the strategy_*.cpp files.
+// What every strategy shares, private to the strategy files.
 //
 // StrategyDef describes one strategy (name, summary, typed options with
-// defaults and ranges, factory); the registry (strategy_registry.cpp) turns the
+// defaults and ranges, factory); the registry (search/registry.cpp) turns the
 // list of defs into strategy_catalog() and validates options in
 // make_strategy(). StrategyBase keeps the memory of every result the strategy
 // has heard, the seeded RNG, and turns "waves" into batches: a strategy only

@@ -368,8 +368,9 @@ TEST_F(VerifyOnDevice, OutputsArePoisonedAndRestoredOnTheDevice) {
   }
 }
 
-// The issue this answers: a verified vector_add with a 256 MiB output cost
-// ~320 ms per configuration outside the kernel. Through the real worker, with
+// Why outputs are verified on the device: copied back and compared on the
+// host, a verified vector_add with a 256 MiB output cost ~320 ms per
+// configuration outside the kernel. Through the real worker, with
 // no timing: what a configuration costs on top of its one run.
 TEST_F(VerifyOnDevice, VerifiedRunThroughTheWorkerIsCheap) {
   Engine::Started s = Engine::start(0);

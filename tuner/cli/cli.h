@@ -24,7 +24,7 @@ struct CommandResult {
   int exit_status = 0;
 };
 
-// Options shared by the commands that touch results (contract.md).
+// Options shared by the commands that touch results (README.md, "Commands").
 struct ResultsOptions {
   std::string db;      // --db, else $KTUNE_DB, else ./ktune.db
   std::string kernel;  // --kernel

@@ -2,7 +2,7 @@
 //
 // Why processes: NVRTC serialises much of its work inside one process (on the
 // 16-core GPU host one process's compiles scaled 4.6x over 16 threads: 67
-// compiles/s, against 234/s from 16 processes; bench/compile_bench.cpp). So
+// compiles/s, against 234/s from 16 processes; bench/micro/compile_bench.cpp). So
 // each worker slot of the pool is a thread here that drives a child process:
 // a fresh exec of this same program which, finding KTUNE_COMPILE_WORKER in its
 // environment, serves compile requests before main() runs (like the GPU
@@ -23,7 +23,7 @@
 //  * In-process fallback: with KTUNE_COMPILE_IN_PROCESS=1 (or
 //    CompilePoolOptions::in_process) the slots compile on their own threads;
 //    a slot whose child cannot be started does so too. NVRTC crashes then
-//    take this process down, as before the pool existed.
+//    take this process down: nothing isolates them.
 //  * Results are taken in any order; a ticket is taken once.
 //
 // One thread submits and takes at a time; the slots are internal.

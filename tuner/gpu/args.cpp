@@ -299,7 +299,7 @@ ArgumentSet::ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs)
       check(api_, api_.cuMemcpyDtoDAsync(pristine_[i].ptr(), p, data.size(), nullptr),
             "cuMemcpyDtoDAsync(keeping '" + a.name + "')");
     } catch (const CudaError& e) {
-      // No room for a second device copy: restore from the host, as slowly as before.
+      // No room for a second device copy: restore from the host (a slower upload per run).
       if (e.code() != CUDA_ERROR_OUT_OF_MEMORY) throw;
       pristine_[i] = DeviceMemory();
       initial_[i] = std::move(data);

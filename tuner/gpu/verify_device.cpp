@@ -24,7 +24,7 @@ typedef unsigned long long u64;
 // Loads in flight per thread before any is scored: hides memory latency.
 #define KT_BATCH 4
 
-// half_to_float in gpu_args.cpp, step for step.
+// half_to_float in args.cpp, step for step.
 __device__ __forceinline__ float kt_half(u32 h) {
   u32 sign = (h & 0x8000u) << 16;
   u32 exp = (h >> 10) & 0x1Fu;

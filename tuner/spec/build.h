@@ -1,4 +1,4 @@
-// Private to tuner/spec_*.cpp: what the YAML and T1 readers share once a
+// Private to tuner/spec/: what the YAML and T1 readers share once a
 // document has been read. A reader fills a Draft (the Spec with its
 // expressions parsed but not yet compiled, and the parameters); finish_spec()
 // then builds the search space, compiles every expression against parameters
@@ -48,7 +48,7 @@ std::optional<ElemType> elem_type_from_name(std::string_view name);
 std::optional<ElemType> elem_type_with_lanes(std::string_view name, int& components);
 
 // Checks the arguments against the kernel's parameters as its source declares
-// them (spec_signature.cpp): a kernel or reference kernel the source does not
+// them (signature.cpp): a kernel or reference kernel the source does not
 // define, a count, a pointer/scalar or a scalar-width mismatch makes the spec
 // not runnable (require_runnable() refuses it before anything compiles); a
 // buffer's element type differing from the pointee is a note.
@@ -83,16 +83,16 @@ Value doc_to_value(const Doc& d, std::string_view what);
 // The two readers: fill draft.spec and draft.params from a document.
 void read_yaml_spec(const Doc& root, Draft& draft);
 void read_t1_spec(const Doc& root, Draft& draft);
-// YAML `arguments` and `verify` (spec_yaml_args.cpp).
+// YAML `arguments` and `verify` (yaml_args.cpp).
 void read_yaml_arguments(const Doc& d, Draft& draft);
 void read_yaml_verify(const Doc& d, Draft& draft);
-// T1 `KernelSpecification` (spec_t1_kernel.cpp).
+// T1 `KernelSpecification` (t1_kernel.cpp).
 void read_t1_kernel(const Doc& d, Draft& draft);
 // A T1 file without KernelSpecification (BAT's draft layouts): a space with no
 // kernel, which require_runnable() stops before anything compiles.
 void no_t1_kernel(const Doc& root, Draft& draft);
 
-// A T1 map with its keys matched to `known` (spec_t1_keys.cpp): a key that
+// A T1 map with its keys matched to `known` (t1_keys.cpp): a key that
 // differs from a known one only in case, '_' or '-', or that is an alias
 // (another spelling published files use), is renamed to the known key with a
 // note; any other key is dropped with a note naming its location (once per
@@ -108,7 +108,7 @@ bool t1_word_is(const std::string& value, std::string_view word);
 
 void finish_spec(Draft& draft);
 
-// The canonical form hashed into Spec::hash (spec_hash.cpp).
+// The canonical form hashed into Spec::hash (hash.cpp).
 std::string canonical_text(const Spec& spec);
 
 }  // namespace ktune::spec_detail

@@ -1,4 +1,4 @@
-// Private to tuner/spec_*.cpp: a parsed YAML or JSON document in which every
+// Private to tuner/spec/: a parsed YAML or JSON document in which every
 // value and every map key remembers where it was written, plus the schema
 // helpers the two spec readers share.
 //

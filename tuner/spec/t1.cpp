@@ -1,4 +1,4 @@
-// T1 JSON (formats.md section 2; BAT suite and Kernel Tuner) -> Spec.
+// T1 JSON (BAT suite and Kernel Tuner; docs/spec.md, "T1 JSON files") -> Spec.
 //
 // Keys are matched through t1_map: those of Kernel Tuner's T1 schema, what
 // published BAT files carry (BenchmarkConfig, verification, Stream, Misc,

@@ -1,5 +1,5 @@
 // How a T1 file's keys are matched: T1 is an extensible format and published
-// files spell its keys differently from file to file (formats.md section 2),
+// files spell its keys differently from file to file (docs/formats.md),
 // so a key is never refused for its spelling or for being unknown; the user
 // is told what was read as what and what was left out.
 #include <cctype>

@@ -1,4 +1,4 @@
-// ktune's YAML spec (contract.md, docs/spec.md) -> Spec. Sections are read in
+// ktune's YAML spec (docs/spec.md) -> Spec. Sections are read in
 // dependency order (constants, then parameters, then everything that may name
 // them), whatever order the file lists them in.
 #include "tuner/spec/build.h"

@@ -1,12 +1,12 @@
 #!/bin/sh
-# Framework overhead per configuration on a GPU host (issue 4): tunes SPEC
+# Framework overhead per configuration on a GPU host: tunes SPEC
 # exhaustively twice, first with an empty cubin cache (cold: every
 # configuration compiled by NVRTC), then again with --force (warm: every cubin
 # from the cache), and prints per run the wall time per configuration, the
 # averages of the stored phase times, and the overhead: wall per configuration
 # minus the benchmark phase (the kernel's warm-up and timed samples).
 #
-#   bench/gpu_overhead.sh BIN OUT SPEC [ktune tune options, e.g. --set n=1024]
+#   bench/gpu/overhead.sh BIN OUT SPEC [ktune tune options, e.g. --set n=1024]
 set -u
 BIN=$1; OUT=$2; SPEC=$3; shift 3
 mkdir -p "$OUT"

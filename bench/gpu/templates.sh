@@ -3,7 +3,7 @@
 # best configuration's time and metric next to the hardware limit measured in
 # the same run (bench/gpu/limits: device-to-device copy, cuBLAS).
 #
-#   bench/gpu_templates.sh BIN_DIR OUT_DIR STRATEGY MAX_FEVALS TEMPLATE...
+#   bench/gpu/templates.sh BIN_DIR OUT_DIR STRATEGY MAX_FEVALS TEMPLATE...
 #
 # BIN_DIR holds `ktune` and `limits` (build/ and build/bench/ of a normal build).
 # Every measurement goes to OUT_DIR/ktune.db; each template's summary to

@@ -10,7 +10,7 @@ spread their points over the parameters' values:
   random order) cut into 8 strata, one random pick from each; every
   configuration keeps the same chance, as in a random design.
 
-    bench/first_design.py [examples/data] [draws]
+    bench/studies/first_design.py [examples/data] [draws]
 
 Reads every Kernel Tuner cache <template>_<gpu>.json whose template is in
 templates/ and the template's objective from templates/<t>/<t>.yaml.

@@ -4,7 +4,7 @@ other GPU): the median best fraction of the optimum after 10 evaluations, by
 simulation (4000 draws per design), for random search and for designs made of
 the prior's k best plus random picks, or drawn from the prior's best share q.
 
-    bench/prior_design.py [examples/data]
+    bench/studies/prior_design.py [examples/data]
 
 Reads every <template>_h100.json / <template>_h200.json pair (Kernel Tuner
 caches) and the template's objective from templates/<t>/<t>.yaml.

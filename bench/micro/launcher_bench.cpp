@@ -1,6 +1,6 @@
-// ktune::Launcher against a raw cuLaunchKernel of the same cubin (issue 7
-// targets: at most 1 µs more per launch after warm-up; a cold start with a warm
-// cubin cache within 5 ms). Needs a GPU; without a driver every benchmark
+// ktune::Launcher against a raw cuLaunchKernel of the same cubin (targets: at
+// most 1 µs more per launch after warm-up; a cold start with a warm cubin cache
+// within 5 ms). Needs a GPU; without a driver every benchmark
 // reports "no CUDA driver" and the program exits 0.
 //
 //   build/bench/launcher_bench [--benchmark_filter=...]

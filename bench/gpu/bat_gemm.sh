@@ -4,13 +4,13 @@
 #   (a) ktune random_sample, 60 configurations, seed 1, fresh database
 #   (b) ktune model_rank (its default), 60 configurations, seed 1, fresh database
 #   (c) Kernel Tuner random_sample, 60 configurations, seed 1
-#       (bench/kt_t1_side_by_side.py; wheels from .whl/, installed into /tmp/site)
+#       (bench/gpu/kt_t1_side_by_side.py; wheels from .whl/, installed into /tmp/site)
 # Each run starts with an empty compile cache (ktune: KTUNE_CACHE_DIR, CuPy:
 # CUPY_CACHE_DIR), so its wall time includes every compile. Prints a markdown
 # table: evaluated, failed (by status), wall time, per configuration, best time
 # and TFLOP/s (2*4096^3 flops), and the first failure reason of each status.
 #
-#   bench/gpu_bat_gemm.sh build/tuner/ktune .ext/bat-gemm OUTDIR
+#   bench/gpu/bat_gemm.sh build/tuner/ktune .ext/bat-gemm OUTDIR
 #
 # Run from the repository root. Everything is written under OUTDIR.
 # FEVALS (60), SEED (1), FLOPS (2*4096**3) and RUN_TIMEOUT (s per ktune run, 130; Kernel Tuner gets 60 more)
@@ -72,7 +72,7 @@ echo "== Kernel Tuner random_sample: $FEVALS configurations"
 rc=0
 start=$(date +%s.%N)
 CUPY_CACHE_DIR="$OUT/cache-$tag" timeout -s INT -k 15 "$((RUN_TIMEOUT + 60))" \
-  python3 bench/kt_t1_side_by_side.py "$T1" --out "$OUT/kt" --strategy random_sample \
+  python3 bench/gpu/kt_t1_side_by_side.py "$T1" --out "$OUT/kt" --strategy random_sample \
   --max-fevals "$FEVALS" --seed "$SEED" --iterations 10 --flops "$FLOPS" \
   > "$OUT/$tag.json" 2> "$OUT/$tag.err" || rc=$?
 end=$(date +%s.%N)

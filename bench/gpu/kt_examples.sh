@@ -1,5 +1,5 @@
 #!/bin/bash
-# Kernel Tuner's published CUDA examples as ktune specs (bench/specs/kt_*.yaml),
+# Kernel Tuner's published CUDA examples as ktune specs (bench/gpu/specs/kt_*.yaml),
 # on the GPU of this host: the convolution (filter in constant memory) and
 # pnpoly verified against their naive kernels, matmul, reduction, spmv,
 # stencil and expdist (nvcc) measured; then BAT's convolution T1 file and the
@@ -9,7 +9,7 @@
 #   .ext/bat-conv/{convolution-CAFF.json,convolution.cu}   (NTNU-HPC-Lab/BAT)
 #   .ext/hub-conv/{convolution_milo.json,convolution_milo.cu} (AutoTuningAssociation/benchmark_hub)
 #
-#   bench/gpu_kt_examples.sh build/ktune OUTDIR [FEVALS]
+#   bench/gpu/kt_examples.sh build/ktune OUTDIR [FEVALS]
 set -eu
 KTUNE=$1; OUT=$2; FEVALS=${3:-40}
 mkdir -p "$OUT"
@@ -37,13 +37,13 @@ PY
 {
   echo "| run | evaluated | statuses | wall s | best |"
   echo "| --- | ---: | --- | ---: | --- |"
-  row kt-conv-verified bench/specs/kt_convolution.yaml model_rank "$FEVALS"
-  row kt-pnpoly-verified bench/specs/kt_pnpoly.yaml model_rank "$FEVALS"
-  row kt-matmul bench/specs/kt_matmul.yaml brute_force 0
-  row kt-reduction bench/specs/kt_reduction.yaml model_rank 20
-  row kt-spmv bench/specs/kt_spmv.yaml model_rank 20
-  row kt-stencil bench/specs/kt_stencil.yaml brute_force 0
-  row kt-expdist-nvcc bench/specs/kt_expdist.yaml model_rank 16
+  row kt-conv-verified bench/gpu/specs/kt_convolution.yaml model_rank "$FEVALS"
+  row kt-pnpoly-verified bench/gpu/specs/kt_pnpoly.yaml model_rank "$FEVALS"
+  row kt-matmul bench/gpu/specs/kt_matmul.yaml brute_force 0
+  row kt-reduction bench/gpu/specs/kt_reduction.yaml model_rank 20
+  row kt-spmv bench/gpu/specs/kt_spmv.yaml model_rank 20
+  row kt-stencil bench/gpu/specs/kt_stencil.yaml brute_force 0
+  row kt-expdist-nvcc bench/gpu/specs/kt_expdist.yaml model_rank 16
   row bat-conv-t1 .ext/bat-conv/convolution-CAFF.json random_sample "$FEVALS"
   row hub-conv-t1 .ext/hub-conv/convolution_milo.json model_rank 16
 } | tee "$OUT/summary.md"

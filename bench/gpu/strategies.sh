@@ -9,9 +9,9 @@
 # recorded on another GPU); every other runs with --no-prior. NAME@B runs
 # with --batch B (configurations per proposal; default 8 on a GPU).
 #
-#   bench/gpu_strategies.sh KTUNE OUT SPEC FEVALS OPTIMUM "SEEDS" STRATEGY...
-#   e.g. bench/gpu_strategies.sh build/ktune out bench/specs/gemm_bf16_10k.yaml 100 352.4365 "1 2 3" auto random_sample
-#   PRIOR=examples/data/gemm_bf16_h200.json bench/gpu_strategies.sh ... model_rank+prior model_rank
+#   bench/gpu/strategies.sh KTUNE OUT SPEC FEVALS OPTIMUM "SEEDS" STRATEGY...
+#   e.g. bench/gpu/strategies.sh build/ktune out bench/gpu/specs/gemm_bf16_10k.yaml 100 352.4365 "1 2 3" auto random_sample
+#   PRIOR=examples/data/gemm_bf16_h200.json bench/gpu/strategies.sh ... model_rank+prior model_rank
 set -u
 BIN=$1; OUT=$2; SPEC=$3; FEVALS=$4; OPT=$5; SEEDS=$6; shift 6
 mkdir -p "$OUT"

@@ -3,8 +3,8 @@
 // "evaluation" is a free table lookup. Targets: < 5 ms per proposal for all
 // strategies, < 50 ms for bayes_opt with 500 observations.
 //
-//   bench/strategy_bench                       every strategy, 200 evaluations
-//   bench/strategy_bench --benchmark_filter=Bayes500
+//   build/bench/strategy_bench                 every strategy, 200 evaluations
+//   build/bench/strategy_bench --benchmark_filter=Bayes500
 #include <benchmark/benchmark.h>
 
 #include <ctime>

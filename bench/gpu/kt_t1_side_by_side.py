@@ -21,7 +21,7 @@ kernel_tuner.tune_kernel:
   tune_kernel_T1 nor BAT's Kernel Tuner runner does; ktune passes it as
   dynamic shared memory).
 
-    bench/kt_t1_side_by_side.py T1.json --out DIR [--strategy random_sample]
+    bench/gpu/kt_t1_side_by_side.py T1.json --out DIR [--strategy random_sample]
         [--max-fevals 60] [--seed 1] [--iterations 10] [--flops 2*4096**3]
         [--dry-run] [--simulate KT_CACHE.json]
 

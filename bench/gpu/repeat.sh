@@ -1,7 +1,9 @@
 #!/bin/sh
 # Tunes the same spec twice from scratch (--force, separate databases) and
-# prints both winners' times and their difference, the repeatability check of
-# issue 4.   bench/gpu_repeat.sh BIN OUT SPEC
+# prints both winners' times and their difference: how far two runs of the
+# same tuning agree (target: within 2%).
+#
+#   bench/gpu/repeat.sh BIN OUT SPEC
 set -eu
 BIN=$1; OUT=$2; SPEC=$3
 for i in 1 2; do

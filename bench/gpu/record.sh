@@ -3,7 +3,7 @@
 # cache file (the format of examples/data/), every configuration verified and
 # timed, every sample kept:
 #
-#   bench/gpu_record.sh KTUNE SPEC OUT_JSON [ktune tune options, e.g. --set n=4096]
+#   bench/gpu/record.sh KTUNE SPEC OUT_JSON [ktune tune options, e.g. --set n=4096]
 #
 # The measurements go to OUT_JSON's folder as <name>.db too; an existing one is
 # resumed (configurations it holds are not measured again), so a run cut off by
