@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "tuner/compile/pool.h"
+#include "tuner/gpu/worker.h"
 #include "tuner/compile/compiler.h"
 
 
@@ -195,4 +196,11 @@ BENCHMARK(BM_PoolCacheHit)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  ktune::enter_worker_if_requested();  // the compile pool's children are this program
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

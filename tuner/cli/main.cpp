@@ -9,8 +9,10 @@
 
 #include "ktune/error.h"
 #include "tuner/cli/cli.h"
+#include "tuner/gpu/worker.h"
 
 int main(int argc, char** argv) {
+  ktune::enter_worker_if_requested();  // a compile child or the GPU worker serves here and exits
   CLI::App app{"ktune: a CUDA kernel autotuner (NVRTC, SQLite, Kernel Tuner formats)", "ktune"};
   app.require_subcommand(1);
   app.set_version_flag("--version", KTUNE_VERSION_STRING);

@@ -31,11 +31,6 @@ using compile_wire::MessageType;
 
 constexpr const char* kWorkerVariable = "KTUNE_COMPILE_WORKER";
 constexpr const char* kInProcessVariable = "KTUNE_COMPILE_IN_PROCESS";
-// Fault injection for the tests, honoured only by compile children: a request
-// with a -D of this name kills its child with SIGSEGV, as NVRTC sometimes does.
-constexpr const char* kCrashVariable = "KTUNE_COMPILE_TEST_CRASH";
-// Likewise: a request with a -D of this name never gets an answer.
-constexpr const char* kHangVariable = "KTUNE_COMPILE_TEST_HANG";
 
 // How long a fresh child may take to exec and say it is ready; a loaded
 // machine can be slow to start a large binary.
@@ -101,31 +96,18 @@ compile_wire::Reply died(const std::string& how, double ms) {
 
 // A compile child: set up a Compiler as the parent says, then answer one
 // request at a time until the parent closes the socket. Never returns.
-[[noreturn]] void compile_worker_main(int fd) {
+[[noreturn]] void compile_worker_main(int fd, const CompileChildHooks& hooks) {
   try {
     std::optional<compile_wire::Message> setup = compile_wire::receive_message(fd);
     if (!setup || setup->type != MessageType::Setup) ::_exit(setup ? 2 : 0);
     const Compiler compiler(compile_wire::decode_compiler_options(setup->payload));
     if (!compile_wire::send_message(fd, MessageType::Ready, {})) ::_exit(0);
-    const char* crash_define = std::getenv(kCrashVariable);
-    const char* hang_define = std::getenv(kHangVariable);
     for (;;) {
       std::optional<compile_wire::Message> m = compile_wire::receive_message(fd);
       if (!m || m->type == MessageType::Shutdown) ::_exit(0);
       if (m->type != MessageType::Job) ::_exit(2);
       const CompileRequest request = compile_wire::decode_compile_request(m->payload);
-      if (hang_define && *hang_define)
-        for (const auto& [name, value] : request.defines)
-          if (name == hang_define)
-            for (;;) ::pause();  // a compile that never ends
-      if (crash_define && *crash_define)
-        for (const auto& [name, value] : request.defines)
-          if (name == crash_define) {
-            const rlimit no_core{0, 0};
-            ::setrlimit(RLIMIT_CORE, &no_core);  // a test should leave no core file behind
-            ::signal(SIGSEGV, SIG_DFL);
-            ::raise(SIGSEGV);
-          }
+      if (hooks.before_compile) hooks.before_compile(request);
       if (!compile_wire::send_message(fd, MessageType::Done, compile_wire::encode(reply_of(compiler, request)))) ::_exit(0);
     }
   } catch (...) {
@@ -133,22 +115,15 @@ compile_wire::Reply died(const std::string& how, double ms) {
   }
 }
 
-// A process started as a compile child becomes one here, before main() runs,
-// so every program that links the pool (ktune, the tests, the benchmarks) is
-// its own compile worker binary. Safe this early: the compile path uses no
-// namespace-scope objects of other files (only constants and function-local
-// statics).
-struct WorkerEntry {
-  WorkerEntry() {
-    const char* spec = std::getenv(kWorkerVariable);
-    if (!spec) return;
-    const int fd = std::atoi(spec);
-    ::unsetenv(kWorkerVariable);
-    compile_worker_main(fd);
-  }
-};
-
 }  // namespace
+
+void serve_if_compile_child(const CompileChildHooks& hooks) {
+  const char* spec = std::getenv(kWorkerVariable);
+  if (!spec) return;
+  const int fd = std::atoi(spec);
+  ::unsetenv(kWorkerVariable);
+  compile_worker_main(fd, hooks);
+}
 
 // What a taker gets: whether the result is in, and the reply.
 struct CompilePool::Done {
@@ -437,9 +412,5 @@ std::vector<CompileResult> CompilePool::compile(std::span<const CompileRequest> 
   }
   return out;
 }
-
-namespace {
-const WorkerEntry worker_entry;  // last in the file: after everything it uses
-}  // namespace
 
 }  // namespace ktune

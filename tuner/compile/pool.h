@@ -5,9 +5,10 @@
 // compiles/s, against 234/s from 16 processes; bench/micro/compile_bench.cpp). So
 // each worker slot of the pool is a thread here that drives a child process:
 // a fresh exec of this same program which, finding KTUNE_COMPILE_WORKER in its
-// environment, serves compile requests before main() runs (like the GPU
-// worker, tuner/gpu/engine.h, and for the same reason: this process may hold
-// CUDA driver state that a forked copy cannot use). The child runs the normal
+// environment, serves compile requests from the first line of its main()
+// (serve_if_compile_child, called through enter_worker_if_requested in
+// tuner/gpu/worker.h; like the GPU worker, and for the same reason: this
+// process may hold CUDA driver state that a forked copy cannot use). The child runs the normal
 // Compiler with the same cubin cache, so results and cache entries are those
 // of an in-process compile.
 //
@@ -33,6 +34,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -44,6 +46,19 @@
 #include "tuner/compile/compiler.h"
 
 namespace ktune {
+
+// What a compile child does besides compiling, for tests to replace (a seam in
+// the manner of leveldb's Env; the production program sets none): called with
+// each request before it is compiled, it may crash or hang the child as NVRTC
+// sometimes does.
+struct CompileChildHooks {
+  std::function<void(const CompileRequest&)> before_compile;
+};
+
+// In a process a CompilePool started as a compile child: serves requests until
+// the pool closes the socket, then exits; never returns. Elsewhere it returns
+// at once.
+void serve_if_compile_child(const CompileChildHooks& hooks = {});
 
 struct CompilePoolOptions {
   unsigned workers = 0;      // 0: one per hardware thread

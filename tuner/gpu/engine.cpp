@@ -59,20 +59,6 @@ bool wait_readable(int fd, double timeout_s) {
 
 constexpr const char* kWorkerVariable = "KTUNE_GPU_WORKER";
 
-// A process started as a GPU worker becomes one here, before main() runs, so
-// every program that links the engine can serve as its own worker binary.
-struct WorkerEntry {
-  WorkerEntry() {
-    const char* spec = std::getenv(kWorkerVariable);
-    if (!spec) return;
-    char* end = nullptr;
-    long fd = std::strtol(spec, &end, 10);
-    long gpu = (end && *end == ':') ? std::strtol(end + 1, nullptr, 10) : -1;
-    ::unsetenv(kWorkerVariable);
-    worker_main(static_cast<int>(fd), static_cast<int>(gpu));
-  }
-};
-const WorkerEntry worker_entry;
 
 // Starts a worker for `gpu` and waits for its Ready message. On success pid
 // and fd are the worker's; on failure the child is gone and both are -1.
@@ -297,6 +283,16 @@ Result Engine::await_result(const Job& job) {
       return failed(Status::RuntimeError, e.message());
     }
   }
+}
+
+void serve_if_gpu_worker() {
+  const char* spec = std::getenv(kWorkerVariable);
+  if (!spec) return;
+  char* end = nullptr;
+  long fd = std::strtol(spec, &end, 10);
+  long gpu = (end && *end == ':') ? std::strtol(end + 1, nullptr, 10) : -1;
+  ::unsetenv(kWorkerVariable);
+  worker_main(static_cast<int>(fd), static_cast<int>(gpu));
 }
 
 }  // namespace ktune::gpu

@@ -256,3 +256,12 @@ Result Session::run(const Job& job, bool& exit_after) {
 }
 
 }  // namespace ktune::gpu
+
+namespace ktune {
+
+void enter_worker_if_requested(const CompileChildHooks& hooks) {
+  serve_if_compile_child(hooks);
+  gpu::serve_if_gpu_worker();
+}
+
+}  // namespace ktune
