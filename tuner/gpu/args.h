@@ -23,18 +23,10 @@
 #include <utility>
 #include <vector>
 
+#include "tuner/base/elem_type.h"
 #include "tuner/gpu/driver.h"
 
 namespace ktune::gpu {
-
-enum class ElemType : std::uint8_t { F16, BF16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64 };
-
-std::size_t elem_size(ElemType type);
-bool is_float(ElemType type);
-const char* to_string(ElemType type);  // "float", "half", "bf16", "int32", ...
-// Accepts C/CUDA spellings too: float32, double, __half, __nv_bfloat16, int,
-// unsigned, int32_t, size_t, ... (no trailing '*'; pointers are the caller's).
-std::optional<ElemType> parse_elem_type(std::string_view name);
 
 enum class FillKind : std::uint8_t { Random, Constant, Sequence, Zeros, File };
 

@@ -33,14 +33,14 @@ Value eval_constant(const expr::Expression& e, const Spec& spec) { return e.eval
 
 std::optional<ElemType> elem_type_from_name(std::string_view n) {
   static const std::pair<std::string_view, ElemType> names[] = {
-      {"int8", ElemType::Int8},     {"uint8", ElemType::UInt8},   {"int16", ElemType::Int16},
-      {"uint16", ElemType::UInt16}, {"int32", ElemType::Int32},   {"uint32", ElemType::UInt32},
-      {"int64", ElemType::Int64},   {"uint64", ElemType::UInt64}, {"half", ElemType::Half},
-      {"bf16", ElemType::BFloat16}, {"float", ElemType::Float},   {"double", ElemType::Double},
+      {"int8", ElemType::I8},     {"uint8", ElemType::U8},   {"int16", ElemType::I16},
+      {"uint16", ElemType::U16}, {"int32", ElemType::I32},   {"uint32", ElemType::U32},
+      {"int64", ElemType::I64},   {"uint64", ElemType::U64}, {"half", ElemType::F16},
+      {"bf16", ElemType::BF16}, {"float", ElemType::F32},   {"double", ElemType::F64},
       // aliases
-      {"int", ElemType::Int32},     {"uint", ElemType::UInt32},   {"float32", ElemType::Float},
-      {"float64", ElemType::Double}, {"float16", ElemType::Half}, {"bfloat16", ElemType::BFloat16},
-      {"char", ElemType::Int8},     {"byte", ElemType::Int8},     {"bool", ElemType::UInt8},
+      {"int", ElemType::I32},     {"uint", ElemType::U32},   {"float32", ElemType::F32},
+      {"float64", ElemType::F64}, {"float16", ElemType::F16}, {"bfloat16", ElemType::BF16},
+      {"char", ElemType::I8},     {"byte", ElemType::I8},     {"bool", ElemType::U8},
   };
   for (const auto& [name, t] : names)
     if (name == n) return t;
@@ -51,10 +51,10 @@ std::optional<ElemType> elem_type_with_lanes(std::string_view n, int& components
   components = 1;
   if (auto t = elem_type_from_name(n)) return t;
   static const std::pair<std::string_view, ElemType> vectors[] = {
-      {"float", ElemType::Float}, {"double", ElemType::Double}, {"half", ElemType::Half},
-      {"int", ElemType::Int32},   {"uint", ElemType::UInt32},   {"char", ElemType::Int8},
-      {"uchar", ElemType::UInt8}, {"short", ElemType::Int16},   {"ushort", ElemType::UInt16},
-      {"longlong", ElemType::Int64}};
+      {"float", ElemType::F32}, {"double", ElemType::F64}, {"half", ElemType::F16},
+      {"int", ElemType::I32},   {"uint", ElemType::U32},   {"char", ElemType::I8},
+      {"uchar", ElemType::U8}, {"short", ElemType::I16},   {"ushort", ElemType::U16},
+      {"longlong", ElemType::I64}};
   if (n.size() < 2 || n.back() < '2' || n.back() > '4') return std::nullopt;
   const std::string_view base = n.substr(0, n.size() - 1);
   for (const auto& [name, t] : vectors)
@@ -67,18 +67,18 @@ std::optional<ElemType> elem_type_with_lanes(std::string_view n, int& components
 
 Value coerce_to_elem(const Value& v, ElemType t, const SourceLocation& where, std::string_view what) {
   if (!v.is_number()) fail(where, std::string(what) + " must be a number, not " + v.repr());
-  if (elem_type_is_float(t)) return Value(v.as_float());
+  if (is_float(t)) return Value(v.as_float());
   if (v.is_float()) {
     double f = v.as_float();
     if (!std::isfinite(f) || f != std::floor(f) || std::fabs(f) > 9.2e18)
-      fail(where, std::string(what) + " must be an integer for type " + elem_type_name(t) + ", not " + v.repr());
+      fail(where, std::string(what) + " must be an integer for type " + to_string(t) + ", not " + v.repr());
   }
   int64_t i = v.is_float() ? int64_t(v.as_float()) : v.as_int();
-  int bits = int(elem_type_bytes(t)) * 8;
-  bool is_unsigned = t == ElemType::UInt8 || t == ElemType::UInt16 || t == ElemType::UInt32 || t == ElemType::UInt64;
+  int bits = int(elem_size(t)) * 8;
+  bool is_unsigned = t == ElemType::U8 || t == ElemType::U16 || t == ElemType::U32 || t == ElemType::U64;
   bool fits = is_unsigned ? (i >= 0 && (bits == 64 || i < (int64_t{1} << bits)))
                           : (bits == 64 || (i >= -(int64_t{1} << (bits - 1)) && i < (int64_t{1} << (bits - 1))));
-  if (!fits) fail(where, std::string(what) + " = " + std::to_string(i) + " does not fit in " + elem_type_name(t));
+  if (!fits) fail(where, std::string(what) + " = " + std::to_string(i) + " does not fit in " + to_string(t));
   return Value(i);
 }
 

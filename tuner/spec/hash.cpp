@@ -39,7 +39,7 @@ nlohmann::ordered_json exprs(const std::vector<BoundExpr>& v) {
 nlohmann::ordered_json argument_json(const Argument& a) {
   nlohmann::ordered_json j;
   j["name"] = a.name;
-  j["type"] = elem_type_name(a.type);
+  j["type"] = to_string(a.type);
   j["pointer"] = a.pointer;
   if (!a.pointer) {
     j["value"] = a.value.repr();

@@ -11,18 +11,18 @@ namespace {
 // The C spellings a buffer of this element type is declared with.
 bool same_element(const Argument& a, const std::string& c_type) {
   static const std::pair<ElemType, std::vector<std::string_view>> names[] = {
-      {ElemType::Int8, {"char", "signed char", "int8_t"}},
-      {ElemType::UInt8, {"unsigned char", "uint8_t", "bool", "uchar"}},
-      {ElemType::Int16, {"short", "int16_t"}},
-      {ElemType::UInt16, {"unsigned short", "uint16_t", "ushort"}},
-      {ElemType::Int32, {"int", "int32_t", "signed"}},
-      {ElemType::UInt32, {"unsigned", "unsigned int", "uint32_t", "uint"}},
-      {ElemType::Int64, {"long", "long long", "int64_t", "longlong"}},
-      {ElemType::UInt64, {"unsigned long", "unsigned long long", "uint64_t", "size_t"}},
-      {ElemType::Half, {"half", "__half"}},
-      {ElemType::BFloat16, {"__nv_bfloat16", "nv_bfloat16"}},
-      {ElemType::Float, {"float"}},
-      {ElemType::Double, {"double"}}};
+      {ElemType::I8, {"char", "signed char", "int8_t"}},
+      {ElemType::U8, {"unsigned char", "uint8_t", "bool", "uchar"}},
+      {ElemType::I16, {"short", "int16_t"}},
+      {ElemType::U16, {"unsigned short", "uint16_t", "ushort"}},
+      {ElemType::I32, {"int", "int32_t", "signed"}},
+      {ElemType::U32, {"unsigned", "unsigned int", "uint32_t", "uint"}},
+      {ElemType::I64, {"long", "long long", "int64_t", "longlong"}},
+      {ElemType::U64, {"unsigned long", "unsigned long long", "uint64_t", "size_t"}},
+      {ElemType::F16, {"half", "__half"}},
+      {ElemType::BF16, {"__nv_bfloat16", "nv_bfloat16"}},
+      {ElemType::F32, {"float"}},
+      {ElemType::F64, {"double"}}};
   std::string want = c_type;
   if (a.components > 1) {  // float2 <-> float with 2 lanes; half2 is __half2
     if (want.size() < 2 || want.back() != char('0' + a.components)) return false;
@@ -37,7 +37,7 @@ bool same_element(const Argument& a, const std::string& c_type) {
 }
 
 std::string argument_text(const Argument& a) {
-  std::string t = elem_type_name(a.type);
+  std::string t = to_string(a.type);
   if (a.components > 1) t += std::to_string(a.components);
   return a.name + " (" + t + (a.pointer ? "*" : "") + ", line " + std::to_string(a.where.line) + ")";
 }
@@ -87,15 +87,15 @@ void check_one(Draft& d, const std::string& kernel, const std::vector<KernelPara
                                    "] is " + (p.pointer ? "a pointer" : "passed by value"));
       return;
     }
-    if (!p.pointer && p.width && size_t(p.width) != elem_type_bytes(a.type)) {
-      not_runnable(d, a.where, at + ", is " + std::to_string(elem_type_bytes(a.type)) + " bytes but the parameter [" +
+    if (!p.pointer && p.width && size_t(p.width) != elem_size(a.type)) {
+      not_runnable(d, a.where, at + ", is " + std::to_string(elem_size(a.type)) + " bytes but the parameter [" +
                                    p.text + "] takes " + std::to_string(p.width));
       return;
     }
     // Kernel Tuner passes raw buffers; a differing element type may be meant.
     // Only a type the reader knows: a typedef (bf16) or a template parameter may be anything.
     if (p.pointer && p.known_type && !same_element(a, p.type))
-      d.spec.notes.push_back(a.where.str() + ": " + at + ", is a buffer of " + elem_type_name(a.type) +
+      d.spec.notes.push_back(a.where.str() + ": " + at + ", is a buffer of " + to_string(a.type) +
                              (a.components > 1 ? std::to_string(a.components) : "") + " for the parameter [" + p.text +
                              "]; passed as raw bytes");
   }

@@ -16,19 +16,6 @@ namespace ktune {
 
 using spec_detail::Draft;
 
-const char* elem_type_name(ElemType t) {
-  static const char* names[] = {"int8",  "uint8",  "int16", "uint16", "int32", "uint32",
-                                "int64", "uint64", "half",  "bf16",   "float", "double"};
-  return names[int(t)];
-}
-
-size_t elem_type_bytes(ElemType t) {
-  static const size_t bytes[] = {1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8};
-  return bytes[int(t)];
-}
-
-bool elem_type_is_float(ElemType t) { return t >= ElemType::Half; }
-
 const char* fill_kind_name(ArgFill::Kind k) {
   static const char* names[] = {"zeros", "constant", "random", "sequence", "generator", "file"};
   return names[int(k)];

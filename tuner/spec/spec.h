@@ -28,14 +28,11 @@
 #include "search/space/space.h"
 #include "search/expr/value.h"
 #include "tuner/base/arch.h"
+#include "tuner/base/elem_type.h"
 
 namespace ktune {
 
 // Element type of a kernel argument (a buffer's element or a by-value scalar).
-enum class ElemType { Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, UInt64, Half, BFloat16, Float, Double };
-const char* elem_type_name(ElemType t);  // "int32", "float", "half", "bf16", ... (as gpu::to_string)
-size_t elem_type_bytes(ElemType t);
-bool elem_type_is_float(ElemType t);
 
 // How a device buffer is filled before every launch. Unset optionals keep the
 // engine's defaults (gpu::Fill): seed derived from the argument name, range
@@ -55,7 +52,7 @@ const char* fill_kind_name(ArgFill::Kind k);
 
 struct Argument {
   std::string name;
-  ElemType type = ElemType::Float;
+  ElemType type = ElemType::F32;
   bool pointer = false;         // a device buffer (float*) rather than a by-value scalar
   int64_t size = 0;             // pointers: number of elements of `type` (evaluated at load)
   int components = 1;           // pointers: a vector type's lanes (float2: 2); size counts the lanes

@@ -27,24 +27,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-gpu::ElemType engine_type(ElemType t) {
-  switch (t) {
-    case ElemType::Int8: return gpu::ElemType::I8;
-    case ElemType::UInt8: return gpu::ElemType::U8;
-    case ElemType::Int16: return gpu::ElemType::I16;
-    case ElemType::UInt16: return gpu::ElemType::U16;
-    case ElemType::Int32: return gpu::ElemType::I32;
-    case ElemType::UInt32: return gpu::ElemType::U32;
-    case ElemType::Int64: return gpu::ElemType::I64;
-    case ElemType::UInt64: return gpu::ElemType::U64;
-    case ElemType::Half: return gpu::ElemType::F16;
-    case ElemType::BFloat16: return gpu::ElemType::BF16;
-    case ElemType::Float: return gpu::ElemType::F32;
-    case ElemType::Double: return gpu::ElemType::F64;
-  }
-  return gpu::ElemType::F32;
-}
-
 template <typename T>
 void append(std::string& out, T v) {
   out.append(reinterpret_cast<const char*>(&v), sizeof v);
@@ -60,11 +42,11 @@ std::string generate_file(const Argument& a) {
     const Value v = a.fill.generator_code.eval(slot);
     const double d = v.as_float();
     switch (a.type) {
-      case ElemType::Float: append(bytes, static_cast<float>(d)); break;
-      case ElemType::Double: append(bytes, d); break;
-      case ElemType::Int32: append(bytes, static_cast<int32_t>(v.as_int())); break;
-      case ElemType::UInt32: append(bytes, static_cast<uint32_t>(v.as_int())); break;
-      case ElemType::Int64: append(bytes, static_cast<int64_t>(v.as_int())); break;
+      case ElemType::F32: append(bytes, static_cast<float>(d)); break;
+      case ElemType::F64: append(bytes, d); break;
+      case ElemType::I32: append(bytes, static_cast<int32_t>(v.as_int())); break;
+      case ElemType::U32: append(bytes, static_cast<uint32_t>(v.as_int())); break;
+      case ElemType::I64: append(bytes, static_cast<int64_t>(v.as_int())); break;
       default:
         throw Error::bad_input("argument '" + a.name + "': generator fills support float, double and 32/64-bit ints",
                                a.where);
@@ -120,13 +102,13 @@ db::Status db_status(gpu::Status s) {
 std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec) {
   std::vector<gpu::ArgSpec> out;
   for (const Argument& a : spec.arguments) {
-    const gpu::ElemType t = engine_type(a.type);
+    const ElemType t = a.type;
     if (a.constant_memory) {
       out.push_back(gpu::ArgSpec::constant(a.name, t, static_cast<uint64_t>(a.size), engine_fill(a)));
       if (!a.passed_too) continue;
     }
     if (!a.pointer) {
-      out.push_back(elem_type_is_float(a.type) ? gpu::ArgSpec::scalar(a.name, t, a.value.as_float())
+      out.push_back(is_float(a.type) ? gpu::ArgSpec::scalar(a.name, t, a.value.as_float())
                                                : gpu::ArgSpec::scalar_int(a.name, t, a.value.as_int()));
       continue;
     }
@@ -188,7 +170,7 @@ void GpuEvaluator::prepare_reference() {
     size_t at = 0;
     for (const gpu::ArgSpec& a : args_) {
       if (!a.output) continue;
-      const size_t n = a.count * gpu::elem_size(a.type);
+      const size_t n = a.count * elem_size(a.type);
       if (at + n > bytes.size())
         throw Error::bad_input(spec_->verify.path + ": too short for the outputs (" + std::to_string(bytes.size()) +
                                " bytes)", spec_->verify.where);
