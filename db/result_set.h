@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "db/record.h"
+#include "db/record/record.h"
 
 namespace ktune::db {
 

@@ -323,8 +323,8 @@ TEST(Args, TypeNamesAndScalars) {
             (std::vector<std::uint8_t>{0x00, 0x40}));
 }
 
-DeviceInfo h100_like() {
-  DeviceInfo d;
+DeviceProperties h100_like() {
+  DeviceProperties d;
   d.max_block_dim[0] = d.max_block_dim[1] = 1024;
   d.max_block_dim[2] = 64;
   d.max_grid_dim[0] = 2147483647;
@@ -338,8 +338,8 @@ DeviceInfo h100_like() {
 }
 
 TEST(Measure, GeometryLimits) {
-  DeviceInfo d = h100_like();
-  Resources r;
+  DeviceProperties d = h100_like();
+  FunctionAttributes r;
   r.registers = 32;
   r.max_threads_per_block = 1024;
   LaunchGeometry g;

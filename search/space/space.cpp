@@ -216,4 +216,14 @@ std::optional<Config> SearchSpace::config_of(const std::vector<Value>& values) c
   return c;
 }
 
+size_t ConfigHash::operator()(const Config& c) const noexcept {
+  uint64_t h = 1469598103934665603ull;
+  for (uint32_t v : c) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 1099511628211ull;
+  }
+  return static_cast<size_t>(h);
+}
+
+
 }  // namespace ktune

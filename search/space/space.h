@@ -31,6 +31,10 @@ struct Parameter {
 
 // Value index per parameter, in parameters() order.
 using Config = std::vector<uint32_t>;
+// Hashes a Config for unordered containers (the one hash every part of search uses).
+struct ConfigHash {
+  size_t operator()(const Config& c) const noexcept;
+};
 
 enum class NeighbourKind {
   Hamming,   // differs in exactly one parameter (any other value)

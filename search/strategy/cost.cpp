@@ -17,12 +17,6 @@ const char* stop_reason_name(StopReason r) {
   return "unknown";
 }
 
-size_t CostLayer::ConfigHash::operator()(const Config& c) const noexcept {
-  uint64_t h = 1469598103934665603ull;
-  for (uint32_t v : c) h = (h ^ v) * 1099511628211ull;
-  return static_cast<size_t>(h);
-}
-
 CostLayer::CostLayer(const SearchSpace& space, Budget budget, EvaluateEach evaluate, bool higher_is_better,
                      CostOptions options)
     : space_(&space),
@@ -86,7 +80,7 @@ bool CostLayer::budget_left(const RunResult& r, double start) const {
 }
 
 void CostLayer::record(RunResult& r, const Config& c, const EvalOutcome& o, bool seeded, double start,
-                       const Progress& progress) {
+                       const OnTrace& on_trace) {
   std::optional<double> score = o.score && std::isfinite(*o.score) ? o.score : std::nullopt;
   cache_[c] = Cached{score};
   ++r.fevals;
@@ -96,11 +90,11 @@ void CostLayer::record(RunResult& r, const Config& c, const EvalOutcome& o, bool
     r.best_config = c;
   }
   TraceEntry e{c, score, r.fevals, options_.clock ? elapsed(r, start) : r.elapsed_s, r.best_score, seeded};
-  if (progress) progress(e);
+  if (on_trace) on_trace(e);
   r.trace.push_back(std::move(e));
 }
 
-void CostLayer::evaluate_new(RunResult& r, std::vector<Config>& fresh, double start, const Progress& progress) {
+void CostLayer::evaluate_new(RunResult& r, std::vector<Config>& fresh, double start, const OnTrace& on_trace) {
   if (fresh.empty()) return;
   std::vector<bool> told(fresh.size(), false);
   evaluate_(fresh, [&](size_t i, const EvalOutcome& o) {
@@ -108,12 +102,12 @@ void CostLayer::evaluate_new(RunResult& r, std::vector<Config>& fresh, double st
       throw Error::failed("internal: evaluation reported configuration " + std::to_string(i) + " of a batch of " +
                           std::to_string(fresh.size()) + (i < fresh.size() ? " twice" : ""));
     told[i] = true;
-    record(r, fresh[i], o, false, start, progress);
+    record(r, fresh[i], o, false, start, on_trace);
     return budget_left(r, start);
   });
 }
 
-RunResult CostLayer::run(Strategy& strategy, const Progress& progress) {
+RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
   RunResult r;
   cache_.clear();
   unrecorded_.clear();
@@ -152,7 +146,7 @@ RunResult CostLayer::run(Strategy& strategy, const Progress& progress) {
       if (cache_.count(c) || unrecorded_.count(c)) {
         ++r.cache_hits;
       } else if (auto k = known_.find(c); k != known_.end()) {
-        if (budget_left(r, start)) record(r, c, {k->second.score, 0.0}, true, start, progress);
+        if (budget_left(r, start)) record(r, c, {k->second.score, 0.0}, true, start, on_trace);
       } else if (options_.recorded && !options_.recorded(c)) {
         unrecorded.push_back(c);
       } else if (in_batch.insert(c).second) {
@@ -166,7 +160,7 @@ RunResult CostLayer::run(Strategy& strategy, const Progress& progress) {
       fresh.resize(budget_.max_fevals - r.fevals);
     if (!budget_left(r, start)) fresh.clear();
     stale = fresh.empty() && new_unrecorded == 0 && r.fevals == before ? stale + 1 : 0;
-    evaluate_new(r, fresh, start, progress);
+    evaluate_new(r, fresh, start, on_trace);
     std::vector<Observation> obs;
     for (const Config& c : batch) {
       if (unrecorded_.count(c)) {

@@ -105,7 +105,7 @@ class CostLayer {
   // Measures a batch at once, one outcome per configuration (replays, tests).
   // With a time limit the layer hands it one configuration at a time.
   using Evaluate = std::function<std::vector<EvalOutcome>(std::span<const Config>)>;
-  using Progress = std::function<void(const TraceEntry&)>;
+  using OnTrace = std::function<void(const TraceEntry&)>;
 
   // REQUIRES: space outlives the layer.
   CostLayer(const SearchSpace& space, Budget budget, EvaluateEach evaluate, bool higher_is_better,
@@ -116,22 +116,19 @@ class CostLayer {
   // A known result: answered from the cache; see the rules above. Call before run().
   void seed(const Config& config, const EvalOutcome& outcome);
 
-  // Runs the strategy to a stop. progress (optional) hears every trace entry.
-  RunResult run(Strategy& strategy, const Progress& progress = {});
+  // Runs the strategy to a stop. on_trace (optional) hears every trace entry.
+  RunResult run(Strategy& strategy, const OnTrace& on_trace = {});
 
  private:
-  struct ConfigHash {
-    size_t operator()(const Config& c) const noexcept;
-  };
   struct Cached {
     std::optional<double> score;  // user units
   };
   bool budget_left(const RunResult& r, double start) const;
   double elapsed(const RunResult& r, double start) const;
   void record(RunResult& r, const Config& c, const EvalOutcome& o, bool seeded, double start,
-              const Progress& progress);
+              const OnTrace& on_trace);
   std::optional<double> internal(std::optional<double> user) const;
-  void evaluate_new(RunResult& r, std::vector<Config>& fresh, double start, const Progress& progress);
+  void evaluate_new(RunResult& r, std::vector<Config>& fresh, double start, const OnTrace& on_trace);
 
   const SearchSpace* space_;
   Budget budget_;

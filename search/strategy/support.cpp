@@ -5,15 +5,6 @@
 
 namespace ktune::strategy_detail {
 
-size_t ConfigHash::operator()(const Config& c) const noexcept {
-  uint64_t h = 1469598103934665603ull;
-  for (uint32_t v : c) {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h *= 1099511628211ull;
-  }
-  return static_cast<size_t>(h);
-}
-
 double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
 uint64_t below(std::mt19937_64& rng, uint64_t n) {

@@ -26,9 +26,6 @@
 
 namespace ktune::strategy_detail {
 
-struct ConfigHash {
-  size_t operator()(const Config& c) const noexcept;
-};
 using ConfigSet = std::unordered_set<Config, ConfigHash>;
 
 enum class OptionKind { Int, Float, Bool, Choice };

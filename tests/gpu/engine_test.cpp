@@ -157,7 +157,7 @@ std::vector<std::uint8_t>*EngineTest::good_ = nullptr, *EngineTest::fault_ = nul
 
 TEST_F(EngineTest, DevicesAreListed) {
   ASSERT_FALSE(probe_->devices.empty());
-  const DeviceInfo& d = engine_->device();
+  const DeviceProperties& d = engine_->device();
   EXPECT_FALSE(d.name.empty());
   EXPECT_EQ(d.uuid.rfind("GPU-", 0), 0u) << d.uuid;
   EXPECT_GE(d.cc_major, 5);

@@ -96,7 +96,7 @@ class VerifyOnDevice : public ::testing::Test {
       check(*api_, api_->cuDeviceGetCount(&count), "cuDeviceGetCount");
       if (count == 0) return;
       context_ = new PrimaryContext(*api_, 0);
-      device_ = new DeviceInfo(query_device(*api_, 0, d.cuda_version));
+      device_ = new DeviceProperties(query_device(*api_, 0, d.cuda_version));
       verifier_ = new DeviceVerifier(*api_, *device_);
     } catch (const Error& e) {
       why_ = e.message();
@@ -140,7 +140,7 @@ class VerifyOnDevice : public ::testing::Test {
   static std::string why_;
   static const CudaApi* api_;
   static PrimaryContext* context_;
-  static DeviceInfo* device_;
+  static DeviceProperties* device_;
   static DeviceVerifier* verifier_;
 };
 
@@ -148,7 +148,7 @@ DriverState VerifyOnDevice::state_ = DriverState::NoDriver;
 std::string VerifyOnDevice::why_;
 const CudaApi* VerifyOnDevice::api_ = nullptr;
 PrimaryContext* VerifyOnDevice::context_ = nullptr;
-DeviceInfo* VerifyOnDevice::device_ = nullptr;
+DeviceProperties* VerifyOnDevice::device_ = nullptr;
 DeviceVerifier* VerifyOnDevice::verifier_ = nullptr;
 
 // Over 2^20 elements: the host compares on several threads, so its merge is tested too.

@@ -21,7 +21,7 @@ const char* state_name(gpu::DriverState s) {
   return "?";
 }
 
-Json device_json(const gpu::DeviceInfo& d) {
+Json device_json(const gpu::DeviceProperties& d) {
   return {{"index", d.ordinal}, {"name", d.name}, {"uuid", d.uuid}, {"arch", d.arch()},
           {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
           {"sm_count", d.sm_count}, {"memory_bytes", d.total_memory}, {"max_sm_clock_mhz", d.max_sm_clock_mhz},

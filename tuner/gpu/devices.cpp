@@ -16,7 +16,7 @@ int attribute(const CudaApi& api, CUdevice dev, CUdevice_attribute attr, const c
 
 }  // namespace
 
-std::string DeviceInfo::arch() const {
+std::string DeviceProperties::arch() const {
   return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
 }
 
@@ -29,8 +29,8 @@ std::string format_uuid(const unsigned char b[16]) {
   return buf;
 }
 
-DeviceInfo query_device(const CudaApi& api, int ordinal, int cuda_version) {
-  DeviceInfo d;
+DeviceProperties query_device(const CudaApi& api, int ordinal, int cuda_version) {
+  DeviceProperties d;
   d.ordinal = ordinal;
   d.cuda_version = cuda_version;
   CUdevice dev = 0;
@@ -80,10 +80,10 @@ DeviceInfo query_device(const CudaApi& api, int ordinal, int cuda_version) {
   return d;
 }
 
-std::vector<DeviceInfo> query_all_devices(const CudaApi& api, int cuda_version) {
+std::vector<DeviceProperties> query_all_devices(const CudaApi& api, int cuda_version) {
   int count = 0;
   check(api, api.cuDeviceGetCount(&count), "cuDeviceGetCount");
-  std::vector<DeviceInfo> out;
+  std::vector<DeviceProperties> out;
   for (int i = 0; i < count; ++i) out.push_back(query_device(api, i, cuda_version));
   return out;
 }

@@ -1,6 +1,6 @@
 // What ktune knows about one CUDA device.
 //
-// DeviceInfo is a plain record filled from the driver (and NVML where
+// DeviceProperties is a plain record filled from the driver (and NVML where
 // available); printing it as JSON or a table is the command line's business.
 // query_device() needs a Ready driver and so initialises CUDA in the calling
 // process; probe_devices() (tuner/gpu/engine.h) asks a worker instead and
@@ -15,7 +15,10 @@
 
 namespace ktune::gpu {
 
-struct DeviceInfo {
+// What the driver reports of a device: name, capability and limits. The
+// stored description of a device (db::DeviceInfo) is made from it by one
+// converter, GpuEvaluator::device() (tuner/tune/gpu_evaluator.h).
+struct DeviceProperties {
   int ordinal = 0;
   std::string name;
   std::string uuid;              // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi
@@ -45,10 +48,10 @@ struct DeviceInfo {
 };
 
 // REQUIRES: api comes from a Ready driver; 0 <= ordinal < device count.
-DeviceInfo query_device(const CudaApi& api, int ordinal, int cuda_version);
+DeviceProperties query_device(const CudaApi& api, int ordinal, int cuda_version);
 
 // Every device the driver sees. Throws CudaError on a driver failure.
-std::vector<DeviceInfo> query_all_devices(const CudaApi& api, int cuda_version);
+std::vector<DeviceProperties> query_all_devices(const CudaApi& api, int cuda_version);
 
 // "GPU-" + the 16 UUID bytes in nvidia-smi's 8-4-4-4-12 grouping.
 std::string format_uuid(const unsigned char bytes[16]);

@@ -249,7 +249,9 @@ Result Engine::await_result(const Job& job) {
   for (;;) {
     if (options_.interrupt && options_.interrupt->load()) {
       stop_worker(false);
-      return failed(Status::Interrupted, "interrupted");
+      Result r = failed(Status::RuntimeError, "interrupted");
+      r.interrupted = true;
+      return r;
     }
     double left_ms = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
     if (left_ms <= 0) {

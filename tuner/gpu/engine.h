@@ -17,7 +17,7 @@
 //
 // SIGINT: the worker ignores it, so Ctrl-C reaches only this process. If the
 // caller's handler sets EngineOptions::interrupt, a running job is abandoned
-// (the worker is killed) and reported as Status::Interrupted; otherwise the
+// (the worker is killed) and reported as Result::interrupted; otherwise the
 // job finishes normally and the caller checks its own flag afterwards.
 //
 // Not thread-safe: one run() at a time. The worker is killed when the
@@ -47,7 +47,7 @@ struct EngineOptions {
 struct DeviceProbe {
   DriverState state = DriverState::NoDriver;
   std::string message;  // why not Ready
-  std::vector<DeviceInfo> devices;
+  std::vector<DeviceProperties> devices;
 };
 DeviceProbe probe_devices();
 
@@ -64,8 +64,8 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  const DeviceInfo& device() const { return devices_.at(gpu_); }
-  const std::vector<DeviceInfo>& devices() const { return devices_; }
+  const DeviceProperties& device() const { return devices_.at(gpu_); }
+  const std::vector<DeviceProperties>& devices() const { return devices_; }
 
   // Never throws for a configuration's failure; only for a broken engine
   // (e.g. a worker that cannot be restarted: Error, exit status 1).
@@ -90,7 +90,7 @@ class Engine {
 
   int gpu_;
   EngineOptions options_;
-  std::vector<DeviceInfo> devices_;
+  std::vector<DeviceProperties> devices_;
   pid_t pid_ = -1;
   int fd_ = -1;
   bool worker_has_expected_ = false;

@@ -52,7 +52,7 @@ SampleStats summarize(const std::vector<double>& v) {
   return s;
 }
 
-std::string check_geometry(const DeviceInfo& d, const Resources& r, const LaunchGeometry& g) {
+std::string check_geometry(const DeviceProperties& d, const FunctionAttributes& r, const LaunchGeometry& g) {
   static const char* axis[] = {"x", "y", "z"};
   for (int i = 0; i < 3; ++i) {
     if (g.block[i] == 0 || g.grid[i] == 0)
@@ -84,8 +84,8 @@ std::string check_geometry(const DeviceInfo& d, const Resources& r, const Launch
   return "";
 }
 
-Resources query_resources(const CudaApi& api, CUfunction fn) {
-  Resources r;
+FunctionAttributes query_resources(const CudaApi& api, CUfunction fn) {
+  FunctionAttributes r;
   r.registers = func_attribute(api, fn, CU_FUNC_ATTRIBUTE_NUM_REGS, "NUM_REGS");
   r.static_smem = func_attribute(api, fn, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, "SHARED_SIZE_BYTES");
   r.local_bytes = func_attribute(api, fn, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, "LOCAL_SIZE_BYTES");
@@ -99,7 +99,7 @@ Resources query_resources(const CudaApi& api, CUfunction fn) {
 // with 32 KiB of static arrays fails a 48 KiB dynamic request (BAT's GEMM T1)
 // unless the dynamic limit is raised, which the device allows up to its opt-in
 // maximum (check_geometry has checked the sum against it).
-void prepare_function(const CudaApi& api, CUfunction fn, const LaunchGeometry& g, const Resources& r) {
+void prepare_function(const CudaApi& api, CUfunction fn, const LaunchGeometry& g, const FunctionAttributes& r) {
   if (g.dynamic_smem == 0 ||
       std::uint64_t{g.dynamic_smem} + static_cast<std::uint64_t>(r.static_smem) <= kDefaultSmemLimit)
     return;
@@ -110,8 +110,8 @@ void prepare_function(const CudaApi& api, CUfunction fn, const LaunchGeometry& g
             ")");
 }
 
-void fill_occupancy(const CudaApi& api, CUfunction fn, const DeviceInfo& d,
-                    const LaunchGeometry& g, Resources& r) {
+void fill_occupancy(const CudaApi& api, CUfunction fn, const DeviceProperties& d,
+                    const LaunchGeometry& g, FunctionAttributes& r) {
   const int threads = static_cast<int>(g.threads_per_block());
   check(api,
         api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&r.active_blocks_per_sm, fn, threads,
@@ -123,7 +123,7 @@ void fill_occupancy(const CudaApi& api, CUfunction fn, const DeviceInfo& d,
   r.occupancy = max_warps > 0 ? r.active_blocks_per_sm * warps_per_block / max_warps : 0.0;
 }
 
-Measurer::Measurer(const CudaApi& api, const DeviceInfo& device)
+Measurer::Measurer(const CudaApi& api, const DeviceProperties& device)
     : api_(api), device_(device), stream_(api), start_(api), stop_(api) {}
 
 void Measurer::launch(CUfunction fn, const LaunchGeometry& g, void** params) {
@@ -158,12 +158,12 @@ double Measurer::timed_batch(CUfunction fn, const LaunchGeometry& g, void** para
 }
 
 Timing Measurer::measure(CUfunction fn, const LaunchGeometry& g, void** params,
-                         const MeasureOptions& o, const Progress& progress,
+                         const MeasureOptions& o, const OnBatch& on_batch,
                          const NvmlDevice* sensors) {
   Timing t;
   t.cold = o.cold;
   auto batch = [&](int n, bool flush) {
-    if (progress) progress(n);
+    if (on_batch) on_batch(n);
     return timed_batch(fn, g, params, n, flush);
   };
   // The first launch pays for lazy module set-up; the second estimates the cost.

@@ -41,8 +41,11 @@ struct LaunchGeometry {
   std::string str() const;  // "grid (4096,1,1) block (256,1,1) smem 0"
 };
 
-// What the compiled function uses, and what that allows on this device.
-struct Resources {
+// What the driver reports of a loaded function (cuFuncGetAttribute and the
+// occupancy API): what it uses, and what that allows on this device. The
+// compiler's view of the same kernel, read from the cubin without a GPU, is
+// KernelResources (tuner/compile/cubin_info.h).
+struct FunctionAttributes {
   int registers = 0;              // per thread
   int static_smem = 0;            // bytes per block
   int local_bytes = 0;            // per thread; > 0 usually means spills
@@ -81,20 +84,20 @@ SampleStats summarize(const std::vector<double>& samples);
 
 // Why this launch cannot run here, or "" when it can. function_max_threads is
 // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK (0: unknown, not checked).
-std::string check_geometry(const DeviceInfo& device, const Resources& resources,
+std::string check_geometry(const DeviceProperties& device, const FunctionAttributes& resources,
                            const LaunchGeometry& geometry);
 
 // The function's attributes (registers, shared/local/const bytes, thread limit).
-Resources query_resources(const CudaApi& api, CUfunction fn);
+FunctionAttributes query_resources(const CudaApi& api, CUfunction fn);
 
 // Theoretical occupancy of this launch into r.
 // REQUIRES: check_geometry passed and prepare_function ran.
-void fill_occupancy(const CudaApi& api, CUfunction fn, const DeviceInfo& device,
-                    const LaunchGeometry& geometry, Resources& r);
+void fill_occupancy(const CudaApi& api, CUfunction fn, const DeviceProperties& device,
+                    const LaunchGeometry& geometry, FunctionAttributes& r);
 
 // Raises CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES when the launch needs
 // it: when its dynamic plus the function's static shared memory pass 48 KiB.
-void prepare_function(const CudaApi& api, CUfunction fn, const LaunchGeometry& geometry, const Resources& resources);
+void prepare_function(const CudaApi& api, CUfunction fn, const LaunchGeometry& geometry, const FunctionAttributes& resources);
 
 // Runs and times launches on its own stream. Owns the events and the L2 flush
 // buffer, so one Measurer serves every configuration of a worker.
@@ -102,15 +105,15 @@ class Measurer {
  public:
   // Called before each batch of launches with its size: lets the worker tell
   // its parent how long the next stretch may take.
-  using Progress = std::function<void(int launches)>;
+  using OnBatch = std::function<void(int launches)>;
 
-  Measurer(const CudaApi& api, const DeviceInfo& device);
+  Measurer(const CudaApi& api, const DeviceProperties& device);
 
   // One launch followed by a synchronisation, every error checked.
   void run_once(CUfunction fn, const LaunchGeometry& g, void** params);
 
   Timing measure(CUfunction fn, const LaunchGeometry& g, void** params,
-                 const MeasureOptions& options, const Progress& progress,
+                 const MeasureOptions& options, const OnBatch& on_batch,
                  const NvmlDevice* sensors);
 
  private:
@@ -120,7 +123,7 @@ class Measurer {
                      bool flush);
 
   const CudaApi& api_;
-  const DeviceInfo& device_;
+  const DeviceProperties& device_;
   Stream stream_;
   Event start_, stop_;
   std::optional<DeviceMemory> flush_;

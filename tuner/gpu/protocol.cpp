@@ -25,7 +25,7 @@ template <class A> void fields(A& a, Timing& t) {
   a(t.median_ms, t.min_ms, t.max_ms, t.mean_ms, t.stddev_ms, t.noise, t.launches_per_sample,
     t.throttled_samples, t.converged, t.cold, t.samples_ms);
 }
-template <class A> void fields(A& a, Resources& r) {
+template <class A> void fields(A& a, FunctionAttributes& r) {
   a(r.registers, r.static_smem, r.local_bytes, r.const_bytes, r.max_threads_per_block,
     r.active_blocks_per_sm, r.occupancy);
 }
@@ -35,10 +35,10 @@ template <class A> void fields(A& a, Sensors& s) {
 template <class A> void fields(A& a, Mismatch& m) { a(m.buffer, m.index, m.got, m.expected, m.failed_elements); }
 template <class A> void fields(A& a, HostBuffer& b) { a(b.name, b.type, b.bytes); }
 template <class A> void fields(A& a, Result& r) {
-  a(r.status, r.reason, r.timing, r.resources, r.sensors, r.mismatch, r.outputs, r.wall_ms, r.load_ms, r.verify_ms,
+  a(r.status, r.interrupted, r.reason, r.timing, r.resources, r.sensors, r.mismatch, r.outputs, r.wall_ms, r.load_ms, r.verify_ms,
     r.benchmark_ms);
 }
-template <class A> void fields(A& a, DeviceInfo& d) {
+template <class A> void fields(A& a, DeviceProperties& d) {
   a(d.ordinal, d.name, d.uuid, d.cc_major, d.cc_minor, d.sm_count, d.total_memory,
     d.max_sm_clock_mhz, d.max_mem_clock_mhz, d.memory_bus_width, d.l2_bytes, d.smem_per_block,
     d.smem_per_block_optin, d.smem_per_sm, d.max_threads_per_block, d.max_threads_per_sm,
@@ -51,18 +51,6 @@ using wire::Reader;
 using wire::Writer;
 using wire::read;
 using wire::write;
-
-const char* to_string(Status s) {
-  switch (s) {
-    case Status::Ok: return "ok";
-    case Status::Invalid: return "invalid";
-    case Status::RuntimeError: return "runtime_error";
-    case Status::WrongResult: return "wrong_result";
-    case Status::Timeout: return "timeout";
-    case Status::Interrupted: return "interrupted";
-  }
-  return "?";
-}
 
 std::vector<std::uint8_t> encode(const Job& job) { return write(job); }
 std::vector<std::uint8_t> encode(const Ready& ready) { return write(ready); }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "db/record/record.h"
 #include "ktune/error.h"
 #include "tuner/gpu/devices.h"
 #include "tuner/gpu/args.h"
@@ -22,10 +23,9 @@
 
 namespace ktune::gpu {
 
-enum class Status : std::uint8_t { Ok, Invalid, RuntimeError, WrongResult, Timeout, Interrupted };
-
-// "ok", "invalid", "runtime_error", "wrong_result", "timeout", "interrupted"
-const char* to_string(Status status);
+// A job's outcome, in the stored vocabulary (db/record/record.h); the engine
+// never reports CompileError (it gets compiled code).
+using db::Status;
 
 // One configuration to evaluate.
 struct Job {
@@ -44,9 +44,10 @@ struct Job {
 
 struct Result {
   Status status = Status::Ok;
+  bool interrupted = false;          // stopped by the engine's interrupt flag (status RuntimeError)
   std::string reason;                // "" for ok
   Timing timing;                     // when status is Ok and the job measured
-  Resources resources;               // when the kernel loaded
+  FunctionAttributes resources;               // when the kernel loaded
   Sensors sensors;                   // NVML reading right after the measurement
   std::optional<Mismatch> mismatch;  // when status is WrongResult because of an element
   std::vector<HostBuffer> outputs;   // when capture_outputs and the run succeeded
@@ -61,7 +62,7 @@ struct Result {
 struct Ready {
   DriverState state = DriverState::NoDriver;
   std::string message;
-  std::vector<DeviceInfo> devices;
+  std::vector<DeviceProperties> devices;
   int gpu = -1;                      // the device it opened, -1: none (listing only)
 };
 

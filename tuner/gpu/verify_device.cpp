@@ -276,7 +276,7 @@ std::uint32_t compare_blocks(std::uint64_t n, std::uint64_t resident) {
   return static_cast<std::uint32_t>(std::min(needed, resident > 0 ? resident : 1024));
 }
 
-DeviceVerifier::DeviceVerifier(const CudaApi& api, const DeviceInfo& device) : api_(api) {
+DeviceVerifier::DeviceVerifier(const CudaApi& api, const DeviceProperties& device) : api_(api) {
   const Arch arch(10 * device.cc_major + device.cc_minor);
   const CompileResult c = Compiler().compile(compare_kernel_request(arch));
   if (!c.ok)

@@ -70,7 +70,7 @@ std::uint32_t compare_blocks(std::uint64_t n, std::uint64_t resident);
 class DeviceVerifier {
  public:
   // Compiles the kernels for the device (a cubin cache hit after the first time).
-  DeviceVerifier(const CudaApi& api, const DeviceInfo& device);
+  DeviceVerifier(const CudaApi& api, const DeviceProperties& device);
 
   // Uploads the expected outputs, replacing earlier ones. On failure (out of
   // device memory, say) nothing is kept: empty() is true.

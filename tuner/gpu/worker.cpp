@@ -44,7 +44,7 @@ class Session {
 
   int fd_;
   const CudaApi* api_ = nullptr;
-  DeviceInfo device_;
+  DeviceProperties device_;
   std::unique_ptr<PrimaryContext> context_;
   std::unique_ptr<Measurer> measurer_;
   NvmlDevice nvml_;

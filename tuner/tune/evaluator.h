@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "db/record.h"
+#include "db/record/record.h"
 #include "search/strategy/strategy.h"
 #include "search/expr/value.h"
 #include "tuner/spec/spec.h"

@@ -85,18 +85,6 @@ struct CancelOnExit {
   ~CancelOnExit() { pool.cancel(); }
 };
 
-db::Status db_status(gpu::Status s) {
-  switch (s) {
-    case gpu::Status::Ok: return db::Status::Ok;
-    case gpu::Status::Invalid: return db::Status::Invalid;
-    case gpu::Status::RuntimeError: return db::Status::RuntimeError;
-    case gpu::Status::WrongResult: return db::Status::WrongResult;
-    case gpu::Status::Timeout: return db::Status::Timeout;
-    case gpu::Status::Interrupted: return db::Status::RuntimeError;
-  }
-  return db::Status::RuntimeError;
-}
-
 }  // namespace
 
 std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec) {
@@ -147,7 +135,7 @@ std::string GpuEvaluator::source() const {
 }
 
 db::DeviceInfo GpuEvaluator::device() const {
-  const gpu::DeviceInfo& d = engine_->device();
+  const gpu::DeviceProperties& d = engine_->device();
   db::DeviceInfo out;
   out.name = d.name;
   out.cc_major = d.cc_major;
@@ -273,8 +261,8 @@ Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Compiled&
   if (compiled.result.occupancy && compiled.result.occupancy->error.empty())
     e.occupancy = compiled.result.occupancy->fraction;
   const gpu::Result r = run_job(make_job(config, compiled));
-  if (r.status == gpu::Status::Interrupted) throw Error::failed("interrupted");
-  e.status = db_status(r.status);
+  if (r.interrupted) throw Error::failed("interrupted");
+  e.status = r.status;
   e.reason = r.reason;
   // The worker's own phase times; the rest of the job's wall (messages, job
   // set-up) is framework time, computed per turn in evaluate().
@@ -403,9 +391,9 @@ std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>
       job.verify = false;
       job.capture_outputs = false;
       const gpu::Result r = run_job(std::move(job));
-      if (r.status == gpu::Status::Interrupted) throw Error::failed("interrupted");
+      if (r.interrupted) throw Error::failed("interrupted");
       if (r.status != gpu::Status::Ok) {
-        e.status = db_status(r.status);
+        e.status = r.status;
         e.reason = "re-measure: " + r.reason;
         continue;
       }

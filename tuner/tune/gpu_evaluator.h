@@ -57,7 +57,7 @@ class GpuEvaluator : public ConfigEvaluator {
 
   std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override;
 
-  const gpu::DeviceInfo& gpu_device() const { return engine_->device(); }
+  const gpu::DeviceProperties& gpu_device() const { return engine_->device(); }
 
  private:
   struct Compiled;

@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-#include "db/record.h"
+#include "db/record/record.h"
 #include "search/strategy/cost.h"
 #include "search/strategy/strategy.h"
 #include "tuner/tune/evaluator.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "db/record.h"
+#include "db/record/record.h"
 #include "search/strategy/cost.h"
 #include "tuner/tune/evaluator.h"
 #include "tuner/tune/prior.h"

@@ -1,4 +1,4 @@
-#include "db/record.h"
+#include "db/record/record.h"
 
 #include <algorithm>
 #include <chrono>
