@@ -137,11 +137,13 @@ std::vector<std::string> split_key(const std::string& key) {
   return parts;
 }
 
+// A record's key that is neither a parameter, an observer field nor a metric.
 bool is_known_field(const std::string& k) {
-  static const char* known[] = {"time", "times", "compile_time", "verification_time", "benchmark_time",
-                                "strategy_time", "framework_time", "timestamp", "__error__", "ktune_status",
-                                "ktune_reason"};
-  return std::any_of(std::begin(known), std::end(known), [&](const char* n) { return k == n; });
+  static const char* known[] = {"time", "times", "timestamp", "__error__", "ktune_status", "ktune_reason"};
+  if (std::any_of(std::begin(known), std::end(known), [&](const char* n) { return k == n; })) return true;
+  for (const EvaluationField& f : evaluation_fields())
+    if (!is_observer(f) && *f.kernel_tuner && k == f.kernel_tuner) return true;
+  return false;
 }
 
 std::optional<double> number(const Json& rec, const char* name) {
@@ -189,11 +191,8 @@ Evaluation read_record(const std::string& key, const Json& rec, const ResultSet&
         if (t.is_number()) e.samples.push_back(t.get<double>());
     e.complete_stats();
   }
-  e.compile_ms = number(rec, "compile_time");
-  e.verify_ms = number(rec, "verification_time");
-  e.benchmark_ms = number(rec, "benchmark_time");
-  e.strategy_ms = number(rec, "strategy_time");
-  e.framework_ms = number(rec, "framework_time");
+  for (const EvaluationField& f : evaluation_fields())
+    if (!is_observer(f) && *f.kernel_tuner) f.set(e, number(rec, f.kernel_tuner));
   e.timestamp = rec.value("timestamp", "");
   return e;
 }
@@ -239,14 +238,9 @@ Json record_json(const ResultSet& rs, const Evaluation& e) {
     r["time"] = error_name(e.status);
     r["__error__"] = error_name(e.status);
   }
-  auto put = [&](const char* name, const std::optional<double>& v) {
-    if (v) r[name] = *v;
-  };
-  put("compile_time", e.compile_ms);
-  put("verification_time", e.verify_ms);
-  put("benchmark_time", e.benchmark_ms);
-  put("strategy_time", e.strategy_ms);
-  put("framework_time", e.framework_ms);
+  for (const EvaluationField& f : evaluation_fields())
+    if (!is_observer(f) && *f.kernel_tuner)
+      if (std::optional<double> v = f.get(e)) r[f.kernel_tuner] = *v;
   if (!e.timestamp.empty()) r["timestamp"] = e.timestamp;
   for_each_observer_field(e, [&](const char* name, double v, const char*) { r[name] = detail::number_json(v); });
   for (const auto& [k, v] : e.metrics) r[k] = detail::number_json(v);

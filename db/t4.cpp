@@ -82,10 +82,10 @@ Evaluation read_result(const Json& r, const ResultSet& rs, double factor, const 
     e.status = Status::WrongResult;
 
   const Json& t = r["times"];
-  e.compile_ms = time_field(t, {"compilation_time", "compilation"}, factor);
-  e.framework_ms = time_field(t, {"framework"}, factor);
-  e.strategy_ms = time_field(t, {"search_algorithm"}, factor);
-  e.verify_ms = time_field(t, {"validation"}, factor);
+  for (const EvaluationField& f : evaluation_fields())
+    if (!is_observer(f) && *f.t4) f.set(e, time_field(t, {f.t4}, factor));
+  // Other producers' spellings of times ktune writes under T4's own names.
+  if (!e.compile_ms) e.compile_ms = time_field(t, {"compilation"}, factor);
   e.benchmark_ms = time_field(t, {"benchmark"}, factor);
   if (auto it = t.find("runtimes"); it != t.end() && it->is_array())
     for (const Json& x : *it)
@@ -163,10 +163,9 @@ Json result_json(const ResultSet& rs, const Evaluation& e) {
     cfg[rs.param_names[i]] = detail::to_json(e.config[i]);
   r["configuration"] = cfg;
   Json times = Json::object();
-  if (e.compile_ms) times["compilation_time"] = *e.compile_ms;
-  if (e.framework_ms) times["framework"] = *e.framework_ms;
-  if (e.strategy_ms) times["search_algorithm"] = *e.strategy_ms;
-  if (e.verify_ms) times["validation"] = *e.verify_ms;
+  for (const EvaluationField& f : evaluation_fields())
+    if (!is_observer(f) && *f.t4)
+      if (std::optional<double> v = f.get(e)) times[f.t4] = *v;
   Json runtimes = Json::array();
   for (double x : e.samples) runtimes.push_back(x);
   times["runtimes"] = runtimes;

@@ -13,7 +13,9 @@
 #include <iterator>
 #include <thread>
 
+#include "db/kerneltuner.h"
 #include "db/store.h"
+#include "db/t4.h"
 #include "ktune/error.h"
 #include "test_util.h"
 
@@ -494,4 +496,37 @@ TEST(Store, KillMidRunKeepsEveryCommittedRow) {
   Fixture f = setup(s);
   s.add_evaluation(f.run, f.ids, make_eval(-1, 0.1));
   EXPECT_EQ(s.results({}).size(), rows.size() + 1);
+}
+
+// Every entry of the field table reaches the store's columns and comes back,
+// and reaches each interchange format that names it.
+TEST(Store, EveryFieldOfTheTableRoundTrips) {
+  TempDir dir;
+  Store s(dir.file("k.db"));
+  Fixture f = setup(s);
+  Evaluation e = make_eval(128, 0.5);
+  double value = 1;
+  for (const EvaluationField& field : evaluation_fields()) field.set(e, value++);  // distinct, integral
+  s.add_evaluation(f.run, f.ids, e);
+  auto got = s.find(f.ids, "128,alg_2,True,2.45");
+  ASSERT_TRUE(got);
+  for (const EvaluationField& field : evaluation_fields()) EXPECT_EQ(field.get(*got), field.get(e)) << field.column;
+
+  ResultSet rs;
+  rs.param_names = test_kernel().param_names;
+  rs.param_types = test_kernel().param_types;
+  rs.device_name = "NVIDIA GeForce RTX 3090";
+  rs.kernel_name = "k";
+  rs.problem_size = {4096};
+  rs.evaluations = {e};
+  const Evaluation kt = parse_kernel_tuner(format_kernel_tuner(rs), "kt.json").evaluations.at(0);
+  const Evaluation t4 = parse_t4(format_t4(rs), "t4.json").evaluations.at(0);
+  for (const EvaluationField& field : evaluation_fields()) {
+    if (*field.kernel_tuner) {
+      EXPECT_EQ(field.get(kt), field.get(e)) << "kernel-tuner " << field.column;
+    }
+    if (*field.t4) {
+      EXPECT_EQ(field.get(t4), field.get(e)) << "t4 " << field.column;
+    }
+  }
 }

@@ -40,6 +40,38 @@ std::string problem_size_key(const ProblemSize& ps) {
   return s + "]";
 }
 
+const std::vector<EvaluationField>& evaluation_fields() {
+  using E = Evaluation;
+  using K = EvaluationField::Kind;
+  static const std::vector<EvaluationField> fields = {
+      {"registers", nullptr, &E::registers, K::Resource, "num_regs", "num_regs", ""},
+      {"shared_bytes", nullptr, &E::shared_bytes, K::Resource, "shared_bytes", "shared_bytes", "B"},
+      {"local_bytes", nullptr, &E::local_bytes, K::Resource, "local_bytes", "local_bytes", "B"},
+      {"occupancy", &E::occupancy, nullptr, K::Resource, "occupancy", "occupancy", ""},
+      {"compile_ms", &E::compile_ms, nullptr, K::Phase, "compile_time", "compilation_time"},
+      {"load_ms", &E::load_ms, nullptr, K::Phase},
+      {"verify_ms", &E::verify_ms, nullptr, K::Phase, "verification_time", "validation"},
+      {"benchmark_ms", &E::benchmark_ms, nullptr, K::Phase, "benchmark_time"},
+      {"strategy_ms", &E::strategy_ms, nullptr, K::Search, "strategy_time", "search_algorithm", "", false},
+      {"framework_ms", &E::framework_ms, nullptr, K::Phase, "framework_time", "framework"},
+      {"sm_clock_mhz", &E::sm_clock_mhz, nullptr, K::Device, "core_freq", "core_freq", "MHz", false},
+      {"temperature_c", &E::temperature_c, nullptr, K::Device, "temperature", "temperature", "C", false},
+      {"power_w", &E::power_w, nullptr, K::Device, "nvml_power", "nvml_power", "W", false},
+  };
+  return fields;
+}
+
+std::optional<double> EvaluationField::get(const Evaluation& e) const {
+  if (real) return e.*real;
+  const std::optional<int64_t>& i = e.*integer;
+  return i ? std::optional<double>(static_cast<double>(*i)) : std::nullopt;
+}
+
+void EvaluationField::set(Evaluation& e, std::optional<double> v) const {
+  if (real) e.*real = v;
+  else e.*integer = v ? std::optional<int64_t>(static_cast<int64_t>(std::llround(*v))) : std::nullopt;
+}
+
 void Evaluation::complete_stats() {
   if (samples.empty()) return;
   if (sample_count == 0) sample_count = static_cast<int64_t>(samples.size());

@@ -119,6 +119,32 @@ struct Evaluation {
   friend bool operator==(const Evaluation&, const Evaluation&) = default;
 };
 
+// The optional figures of an Evaluation besides its time statistics, in one
+// table that the store (its columns, INSERT and SELECT), `results --json`,
+// Kernel Tuner caches and T4 files (their names for each figure) and the
+// replay (what an evaluation cost the tuner) all walk: a new figure is one line
+// here plus the migration that adds its column (db/schema.cpp).
+struct EvaluationField {
+  enum class Kind {
+    Resource,  // what the compiled kernel uses
+    Phase,     // milliseconds of the tuner's time spent evaluating it (a replay's recorded cost)
+    Search,    // milliseconds the strategy spent on it
+    Device,    // the device's state while it was measured
+  };
+  const char* column;                                    // the store's column, its `results --json` key
+  std::optional<double> Evaluation::*real = nullptr;     // the member: one of these two
+  std::optional<int64_t> Evaluation::*integer = nullptr;
+  Kind kind = Kind::Resource;
+  const char* kernel_tuner = "";  // its key in a Kernel Tuner cache record ("": not carried)
+  const char* t4 = "";            // its name in a T4 result's "times" (Phase, Search) or "measurements"
+  const char* unit = "";          // T4 measurement unit
+  bool in_results = true;         // shown by `results --json`
+
+  std::optional<double> get(const Evaluation& e) const;
+  void set(Evaluation& e, std::optional<double> v) const;  // integers are rounded
+};
+const std::vector<EvaluationField>& evaluation_fields();
+
 // Kernel Tuner's cache key: each value as Python's str(), joined by ','.
 std::string config_key(const std::vector<Value>& config);
 

@@ -92,15 +92,11 @@ Json row_json(const db::ResultRow& r, bool samples) {
   if (e.sample_count) j["sample_count"] = e.sample_count;
   if (samples && !e.samples.empty()) j["samples"] = e.samples;
   if (!e.metrics.empty()) j["metrics"] = e.metrics;
-  opt("registers", e.registers);
-  opt("shared_bytes", e.shared_bytes);
-  opt("local_bytes", e.local_bytes);
-  opt("occupancy", e.occupancy);
-  opt("compile_ms", e.compile_ms);
-  opt("load_ms", e.load_ms);
-  opt("verify_ms", e.verify_ms);
-  opt("benchmark_ms", e.benchmark_ms);
-  opt("framework_ms", e.framework_ms);
+  for (const db::EvaluationField& f : db::evaluation_fields()) {
+    if (!f.in_results) continue;
+    if (f.real) opt(f.column, e.*f.real);
+    else opt(f.column, e.*f.integer);
+  }
   if (!e.reason.empty()) j["reason"] = e.reason;
   if (r.run_id) j["run_id"] = *r.run_id;
   j["replay"] = r.replayed;

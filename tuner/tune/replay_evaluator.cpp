@@ -46,8 +46,9 @@ db::ProblemSize spec_problem_size(const Spec& spec) {
 }
 
 double ReplayEvaluator::recorded_cost_s(const db::Evaluation& e) {
-  double ms = e.compile_ms.value_or(0) + e.load_ms.value_or(0) + e.verify_ms.value_or(0) +
-              e.benchmark_ms.value_or(0) + e.framework_ms.value_or(0);
+  double ms = 0;
+  for (const db::EvaluationField& f : db::evaluation_fields())
+    if (f.kind == db::EvaluationField::Kind::Phase) ms += f.get(e).value_or(0);
   if (!e.benchmark_ms) {
     // Older records carry no benchmark time: the samples are what the GPU spent.
     double sampled = 0;
