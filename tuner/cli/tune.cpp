@@ -17,6 +17,7 @@
 #include "ktune/error.h"
 #include "tuner/cli/cli.h"
 #include "tuner/cli/print/json.h"
+#include "tuner/tune/configs_from.h"
 #include "tuner/tune/gpu_evaluator.h"
 #include "tuner/tune/prior.h"
 #include "tuner/cli/print/progress.h"
@@ -49,6 +50,7 @@ struct TuneOptions : ResultsOptions {
   double timeout_s = 0;
   std::string compile_timeout;
   int top = 10;
+  std::string configs_from;  // --configs-from DEVICE: measure its --top fastest configurations
 };
 
 db::KernelInfo kernel_info(const Spec& spec) {
@@ -118,6 +120,12 @@ int run_tune(const TuneOptions& o) {
   budget.time_limit_s = o.time_limit.empty() ? spec.strategy.time_limit_s.value_or(0) : duration_option("--time-limit", o.time_limit);
 
   db::Store store(o.resolved_db());  // opened for writing before anything is measured
+  std::optional<ConfigsFrom> from;    // --configs-from: another device's fastest, in place of a strategy
+  if (!o.configs_from.empty()) {
+    from = configs_from(spec, store, resolved_device(store, o.configs_from), size_t(std::max(o.top, 1)));
+    if (!o.max_fevals) budget.max_fevals = from->configs.size();
+    std::cerr << "ktune: measuring " << from->describe() << '\n';
+  }
   std::unique_ptr<ConfigEvaluator> evaluator = make_evaluator(spec, o);
   StrategyContext ctx = strategy_context(spec, o, *evaluator);
   ctx.options = chosen.options;
@@ -129,7 +137,7 @@ int run_tune(const TuneOptions& o) {
   ids.kernel_id = store.upsert_kernel(kernel_info(spec));
   ids.psize_id = store.upsert_problem_size(spec_problem_size(spec));
   db::RunInfo run;
-  run.strategy = strategy;
+  run.strategy = from ? "configs_from" : strategy;
   run.seed = static_cast<int64_t>(ctx.seed);
   run.budget = "max_fevals=" + std::to_string(budget.max_fevals) + ",time_limit_s=" + fixed(budget.time_limit_s, 1);
   run.host = host_name();
@@ -139,9 +147,9 @@ int run_tune(const TuneOptions& o) {
   // Set before the strategy is made: it plans its first design from it.
   std::optional<Prior> prior;
   if (!o.prior.empty()) prior = load_prior(spec, o.prior, o.prior_device);
-  else if (!o.no_prior) prior = prior_from_store(spec, store, ids, run.replay);
+  else if (!o.no_prior && !from) prior = prior_from_store(spec, store, ids, run.replay);
   if (prior) ctx.prior = prior->observations;
-  std::unique_ptr<Strategy> strat = make_strategy(strategy, ctx);
+  std::unique_ptr<Strategy> strat = from ? listed_strategy(from->configs) : make_strategy(strategy, ctx);
   const int64_t run_id = store.begin_run(run);
 
   TuneReport report(spec, device, run.replay, evaluator->source(), !o.json);
@@ -151,7 +159,7 @@ int run_tune(const TuneOptions& o) {
   // that learn from each result get small batches; those that do not
   // (exhaustive, random) get large ones, so compiles keep ahead of the GPU.
   // A replay proposes in the same batches, so it searches as the GPU run would.
-  const bool adaptive = strategy != "brute_force" && strategy != "random_sample";
+  const bool adaptive = !from && strategy != "brute_force" && strategy != "random_sample";
   co.batch_size = o.batch ? o.batch : adaptive ? 8 : 64;
   if (!run.replay) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -239,7 +247,11 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--compile-timeout", o->compile_timeout,
                   "a configuration whose compile takes longer fails (compile_error) and the run goes on (default 300s)");
   sub->add_option("--batch", o->batch, "configurations per strategy proposal (default: 64 for brute_force and random_sample, else 8; the same in replay)");
-  sub->add_option("--top", o->top, "rows in the final table")->capture_default_str();
+  sub->add_option("--top", o->top, "rows in the final table; with --configs-from, also how many configurations")
+      ->capture_default_str();
+  sub->add_option("--configs-from", o->configs_from,
+                  "measure the --top fastest configurations DEVICE (any part of its name) recorded in the database "
+                  "for this kernel and problem size, instead of searching (then `ktune compare`)");
   sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
   sub->add_option("--device", o->device, "replay: which device's results to use");
   sub->add_flag("--json", o->json, "machine-readable summary");
