@@ -232,8 +232,15 @@ std::string convergence_svg(const std::vector<RunCurve>& runs, const std::vector
   auto polyline = [&](const std::vector<std::optional<double>>& ys, const char* colour, const char* extra,
                       const char* cls) {
     std::string points;
-    for (size_t k = 0; k < ys.size(); ++k)
-      if (ys[k]) points.append(points.empty() ? "" : " ").append(num(f.fx(double(k + 1))) + "," + num(f.fy(*ys[k] / optimum)));
+    double last_x = -1e9, last_y = -1e9;
+    for (size_t k = 0; k < ys.size(); ++k) {
+      if (!ys[k]) continue;
+      const double x = f.fx(double(k + 1)), y = f.fy(*ys[k] / optimum);
+      // A point within half a pixel of the last one drawn adds nothing (long runs on a log axis).
+      if (std::fabs(x - last_x) < 0.5 && std::fabs(y - last_y) < 0.5 && k + 1 < ys.size()) continue;
+      last_x = x, last_y = y;
+      points.append(points.empty() ? "" : " ").append(num(x)).append(",").append(num(y));
+    }
     if (points.empty()) return;
     o << "<polyline class=\"" << cls << "\" fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"2\" " << extra
       << " points=\"" << points << "\"/>\n";
@@ -267,12 +274,14 @@ std::string heat(double ratio) {
 
 std::string heatmap_svg(const db::Portability& p) {
   const size_t n = p.devices.size();
-  size_t longest = 10;
+  size_t longest = 10, longest_row = 10;
   for (const auto& d : p.devices) longest = std::max(longest, d.device.size());
-  const double label_w = std::min(360.0, 7.0 * double(longest) + 16), cell_w = 96, cell_h = 34;
+  longest_row = longest;
+  if (p.portable) longest_row = std::max(longest_row, p.portable->config_key.size() + 15);
+  const double label_w = std::min(460.0, 7.0 * double(longest_row) + 16), cell_w = 96, cell_h = 34;
   const double top = 40 + std::min(240.0, 5.2 * double(longest));
   const size_t rows = n + (p.portable ? 1 : 0);
-  const double width = label_w + cell_w * double(n) + 20 + 40, height = top + cell_h * double(rows) + 50;
+  const double width = std::max(label_w + cell_w * double(n) + 60, 640.0), height = top + cell_h * double(rows) + 50;
   std::ostringstream o;
   o << "<svg class=\"plot heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width, 0) << "\" height=\""
     << num(height, 0) << "\" viewBox=\"0 0 " << num(width, 0) << ' ' << num(height, 0)
@@ -323,18 +332,20 @@ std::string heatmap_svg(const db::Portability& p) {
 std::string effect_svg(const std::string& name, const db::ParameterDeviceEffect& e, const Value& at_optimum,
                        double y_max) {
   Frame f;
-  f.width = std::max(200.0, 40.0 * double(e.values.size()) + 80);
-  f.height = 190;
+  f.width = std::max(210.0, 40.0 * double(e.values.size()) + 80);
+  f.height = 196;
   f.left = 48;
   f.right = 10;
-  f.top = 34;
+  f.top = 42;
   f.bottom = 40;
   f.ylog = true;
   f.y0 = 1;
   f.y1 = y_max;
   std::ostringstream o;
-  svg_open(o, f, "plot effect", name + ": " + num(100 * e.variance_explained, 0) + "% of variance");
-  axes(o, f, "value (bold: the optimum's)", "best / optimum", {}, log_ticks(f.y0, f.y1));
+  svg_open(o, f, "plot effect", name);
+  o << "<text x=\"" << f.left << "\" y=\"34\" font-size=\"11\" fill=\"#555\">explains "
+    << num(100 * e.variance_explained, 0) << "% of the variance</text>\n";
+  axes(o, f, "value", "best / optimum", {}, log_ticks(f.y0, f.y1));
   const double slot = f.w() / double(std::max<size_t>(1, e.values.size()));
   for (size_t i = 0; i < e.values.size(); ++i) {
     const db::ValueEffect& v = e.values[i];
@@ -456,8 +467,8 @@ void device_section(std::ostringstream& o, const db::KernelSeries& ks, const db:
   double y_max = 1.1;
   for (const db::ParameterEffect& e : p.parameters) y_max = std::max(y_max, e.devices[d].worst_best_ratio * 1.08);
   o << "<h4>Effect of each parameter</h4>\n<p class=\"note\">For each value: the fastest configuration with it / the "
-       "optimum (what fixing the parameter to that value costs when every other one is tuned); the title gives the "
-       "share of the variance of log(time) its values explain.</p>\n<div class=\"row\">\n";
+       "optimum (what fixing the parameter to that value costs when every other one is tuned), the optimum's value "
+       "in green; and the share of the variance of log(time) the parameter's values explain.</p>\n<div class=\"row\">\n";
   for (size_t i = 0; i < p.parameters.size(); ++i)
     o << effect_svg(p.parameters[i].name, p.parameters[i].devices[d], best.config.at(i), y_max);
   o << "</div>\n";
