@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "db/export/header.h"
+#include "db/portability.h"
 #include "ktune/error.h"
 
 namespace ktune::db {
@@ -74,10 +75,26 @@ std::vector<DeployKernel> collect_deploy(Store& store, const Filter& f) {
                   r.eval.timestamp, r.run_id, r.config_key, r.replayed};
     keep_fastest(it->second.entries, std::move(e));
   }
+  // The fallback for devices the results do not know: per problem size, the
+  // configuration measured on every device with the smallest worst ratio.
+  for (const KernelSeries& series : load_series(store, f)) {
+    auto it = kernels.find(series.kernel);
+    if (it == kernels.end() || series.param_names != it->second.param_names) continue;
+    std::vector<DeviceResults> devices;
+    for (const DeviceSeries& d : series.devices) devices.push_back(device_results(d));
+    const Portability p = compute_portability(series.param_names, devices);
+    if (!p.portable) continue;
+    DeployPortable dp{series.problem_size, p.portable->config, p.portable->config_key, p.portable->worst,
+                      p.portable->pp, {}};
+    for (const DeviceOptimum& d : p.devices) dp.devices.push_back(d.device);
+    it->second.portable.push_back(std::move(dp));
+  }
   std::vector<DeployKernel> out;
   for (auto& [name, k] : kernels) {
     if (k.entries.empty()) continue;
     std::sort(k.entries.begin(), k.entries.end(), entry_less);
+    std::sort(k.portable.begin(), k.portable.end(),
+              [](const DeployPortable& a, const DeployPortable& b) { return a.problem_size < b.problem_size; });
     out.push_back(std::move(k));
   }
   return out;
@@ -107,6 +124,36 @@ const DeployEntry& most_often_winner(const DeployKernel& k) {
   return *best;
 }
 
+namespace {
+
+int64_t distance(int64_t a, int64_t b) { return a > b ? a - b : b - a; }
+
+}  // namespace
+
+const DeployPortable* nearest_portable(const DeployKernel& k, int64_t total) {
+  const DeployPortable* pick = nullptr;
+  for (const DeployPortable& p : k.portable) {
+    const int64_t t = problem_size_total(p.problem_size);
+    if (!pick) {
+      pick = &p;
+      continue;
+    }
+    const int64_t d = distance(t, total), dp = distance(problem_size_total(pick->problem_size), total);
+    if (d < dp || (d == dp && t < problem_size_total(pick->problem_size))) pick = &p;
+  }
+  return pick;
+}
+
+const DeployPortable* widest_portable(const DeployKernel& k) {
+  const DeployPortable* pick = nullptr;
+  for (const DeployPortable& p : k.portable)
+    if (!pick || p.devices.size() > pick->devices.size() ||
+        (p.devices.size() == pick->devices.size() &&
+         problem_size_total(p.problem_size) > problem_size_total(pick->problem_size)))
+      pick = &p;
+  return pick;
+}
+
 std::string deploy_json(const std::vector<DeployKernel>& kernels) {
   Json ks = Json::array();
   for (const DeployKernel& k : kernels) {
@@ -121,14 +168,20 @@ std::string deploy_json(const std::vector<DeployKernel>& kernels) {
                          {"run_id", e.run_id ? Json(*e.run_id) : Json(nullptr)}});
       if (e.replayed) entries.back()["replay"] = true;
     }
-    ks.push_back({{"name", k.name}, {"parameters", k.param_names}, {"entries", entries}});
+    Json portable = Json::array();
+    for (const DeployPortable& p : k.portable) {
+      Json config = Json::object();
+      for (size_t i = 0; i < k.param_names.size() && i < p.config.size(); ++i)
+        config[k.param_names[i]] = value_json(p.config[i]);
+      portable.push_back({{"problem_size", p.problem_size}, {"config", config}, {"worst", p.worst}, {"pp", p.pp},
+                          {"devices", p.devices}});
+    }
+    ks.push_back({{"name", k.name}, {"parameters", k.param_names}, {"entries", entries}, {"portable", portable}});
   }
   return Json{{"kernels", ks}}.dump(2) + "\n";
 }
 
 namespace {
-
-int64_t distance(int64_t a, int64_t b) { return a > b ? a - b : b - a; }
 
 const Json& member(const Json& j, const char* key, const std::string& where) {
   auto it = j.find(key);
@@ -170,6 +223,25 @@ std::vector<DeployKernel> parse_deploy_json(const std::string& text, const std::
         k.entries.push_back(std::move(e));
       }
       std::sort(k.entries.begin(), k.entries.end(), entry_less);
+      // Optional: exports written before the portable fallback have none.
+      if (auto it = jk.find("portable"); it != jk.end()) {
+        for (const Json& jp : *it) {
+          DeployPortable p;
+          p.problem_size = member(jp, "problem_size", where).get<ProblemSize>();
+          const Json& config = member(jp, "config", where);
+          for (size_t i = 0; i < k.param_names.size(); ++i) {
+            std::optional<Value> v = detail::value_from_json(member(config, k.param_names[i].c_str(), where));
+            if (!v) throw Error::bad_input("exported results: portable value of '" + k.param_names[i] +
+                                               "' in kernel '" + k.name + "' is not a scalar", SourceLocation{where});
+            p.config.push_back(std::move(*v));
+          }
+          p.config_key = config_key(p.config);
+          p.worst = member(jp, "worst", where).get<double>();
+          p.pp = member(jp, "pp", where).get<double>();
+          p.devices = jp.value("devices", std::vector<std::string>{});
+          k.portable.push_back(std::move(p));
+        }
+      }
       out.push_back(std::move(k));
     }
   } catch (const Json::exception& e) {
@@ -183,6 +255,7 @@ const char* to_string(DeployMatch m) {
     case DeployMatch::ExactDevice: return "exact device";
     case DeployMatch::SameComputeCapability: return "same compute capability";
     case DeployMatch::SameMajor: return "same major architecture";
+    case DeployMatch::MostPortable: return "most portable";
     case DeployMatch::MostOften: return "most often best";
   }
   return "?";
@@ -195,7 +268,7 @@ DeploySelection select_deploy(const DeployKernel& k, const std::string& device_n
         (!pick || distance(problem_size_total(e.problem_size), total) <
                       distance(problem_size_total(pick->problem_size), total)))
       pick = &e;
-  if (pick) return {*pick, DeployMatch::ExactDevice};
+  if (pick) return {*pick, DeployMatch::ExactDevice, std::nullopt};
   // The same passes, order and tie rule as the header's select(cc, total).
   const std::vector<DeployEntry> arch = best_per_arch(k);
   for (int pass = 0; pass < 2 && !pick; ++pass) {
@@ -212,9 +285,16 @@ DeploySelection select_deploy(const DeployKernel& k, const std::string& device_n
                                          distance(problem_size_total(pick->problem_size), total);
       if (closer) pick = &e;
     }
-    if (pick) return {*pick, pass == 0 ? DeployMatch::SameComputeCapability : DeployMatch::SameMajor};
+    if (pick) return {*pick, pass == 0 ? DeployMatch::SameComputeCapability : DeployMatch::SameMajor, std::nullopt};
   }
-  return {most_often_winner(k), DeployMatch::MostOften};
+  if (const DeployPortable* p = nearest_portable(k, total)) {
+    DeployEntry e;
+    e.problem_size = p->problem_size;
+    e.config = p->config;
+    e.config_key = p->config_key;
+    return {std::move(e), DeployMatch::MostPortable, *p};
+  }
+  return {most_often_winner(k), DeployMatch::MostOften, std::nullopt};
 }
 
 std::string wisdom_file_name(const std::string& key) {

@@ -36,11 +36,26 @@ struct DeployEntry {
   bool replayed = false;       // a replay's row (recorded elsewhere), exported only when asked for
 };
 
+// The most portable configuration at one problem size (db/portability.h):
+// of the configurations measured on every device with results at that size,
+// the one whose worst ratio to each device's optimum is smallest.
+struct DeployPortable {
+  ProblemSize problem_size{};
+  std::vector<Value> config{};
+  std::string config_key{};
+  double worst = 1;  // its largest time / a device's optimum
+  double pp = 1;     // performance portability: harmonic mean of optimum/time
+  std::vector<std::string> devices{};  // over which it was computed, sorted
+};
+
 struct DeployKernel {
   std::string name{};
   std::vector<std::string> param_names{};
   std::vector<ValueType> param_types{};
   std::vector<DeployEntry> entries{};  // best per (device, problem size)
+  // Per problem size where some configuration was measured on every device
+  // (sorted by problem size): the fallback for a device the results do not know.
+  std::vector<DeployPortable> portable{};
 };
 
 // Product of the extents; 0 for an unknown size.
@@ -55,6 +70,14 @@ std::vector<DeployEntry> best_per_arch(const DeployKernel& k);
 // The configuration that is best for the most (device, problem size) pairs;
 // ties go to the smaller config key. REQUIRES: !k.entries.empty().
 const DeployEntry& most_often_winner(const DeployKernel& k);
+// The most portable configuration for a problem size total: that of the
+// nearest problem size that has one (ties: the smaller size); nullptr when no
+// problem size has one.
+const DeployPortable* nearest_portable(const DeployKernel& k, int64_t problem_size_total);
+// The most portable configuration of the problem size measured on the most
+// devices (ties: the larger size), for a default that ignores problem sizes
+// (Kernel Tuner's defines); nullptr when no problem size has one.
+const DeployPortable* widest_portable(const DeployKernel& k);
 
 // {"kernels":[{"name","parameters","entries":[...]}]} (docs/database.md).
 std::string deploy_json(const std::vector<DeployKernel>& kernels);
@@ -63,21 +86,24 @@ std::string deploy_json(const std::vector<DeployKernel>& kernels);
 std::vector<DeployKernel> parse_deploy_json(const std::string& text, const std::string& where);
 
 // How a configuration was chosen for a device, in fallback order.
-enum class DeployMatch { ExactDevice, SameComputeCapability, SameMajor, MostOften };
-// "exact device", "same compute capability", "same major architecture", "most often best"
+enum class DeployMatch { ExactDevice, SameComputeCapability, SameMajor, MostPortable, MostOften };
+// "exact device", "same compute capability", "same major architecture",
+// "most portable", "most often best"
 const char* to_string(DeployMatch m);
 
 struct DeploySelection {
-  DeployEntry entry{};
+  DeployEntry entry{};  // for MostPortable: device "", the portable configuration at its problem size
   DeployMatch match = DeployMatch::MostOften;
+  std::optional<DeployPortable> portable{};  // set for MostPortable
 };
 
 // The run-time twin of the exported header's select(device_name, cc, total):
 // the exact device (nearest problem size total), else the best among the
 // devices of the same compute capability, else of the same major architecture
-// (nearest minor), else most_often_winner; sizes by nearest total. The header
-// and this function must agree (tests/export_header_test.cpp compiles the one
-// and compares with the other). REQUIRES: !k.entries.empty().
+// (nearest minor), else nearest_portable, else most_often_winner; sizes by
+// nearest total. The header and this function must agree
+// (tests/export_header_test.cpp compiles the one and compares with the
+// other). REQUIRES: !k.entries.empty().
 DeploySelection select_deploy(const DeployKernel& k, const std::string& device_name, int compute_capability,
                               int64_t problem_size_total);
 

@@ -34,12 +34,13 @@ enum class Field { Bool, Int, Double, String };
 // The narrowest field type that holds every stored value of parameter i.
 Field field_type(const DeployKernel& k, size_t i) {
   bool all_bool = true, all_int = true, all_num = true;
-  for (const DeployEntry& e : k.entries) {
-    const Value& v = e.config.at(i);
+  auto see = [&](const Value& v) {
     all_bool = all_bool && v.is_bool();
     all_int = all_int && (v.is_int() || v.is_bool());
     all_num = all_num && v.is_number();
-  }
+  };
+  for (const DeployEntry& e : k.entries) see(e.config.at(i));
+  for (const DeployPortable& p : k.portable) see(p.config.at(i));
   if (all_bool) return Field::Bool;
   if (all_int) return Field::Int;
   return all_num ? Field::Double : Field::String;
@@ -128,12 +129,21 @@ struct Names {
   std::vector<std::string> fields;
   std::vector<Field> types;
   std::vector<std::string> device_consts;  // parallel to entries
+  std::vector<std::string> portable_consts;  // parallel to portable
 };
 
-std::string config_init(const Names& n, const DeployEntry& e) {
+std::string config_init(const Names& n, const std::vector<Value>& config) {
   std::string s = "{";
-  for (size_t i = 0; i < n.fields.size(); ++i) s += (i ? ", " : "") + literal(e.config.at(i), n.types[i]);
+  for (size_t i = 0; i < n.fields.size(); ++i) s.append(i ? ", " : "").append(literal(config.at(i), n.types[i]));
   return s + "}";
+}
+
+std::string config_init(const Names& n, const DeployEntry& e) { return config_init(n, e.config); }
+
+std::string fixed3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
 }
 
 void write_tables(std::ostream& o, const DeployKernel& k, const Names& n, const std::vector<DeployEntry>& arch,
@@ -153,11 +163,28 @@ void write_tables(std::ostream& o, const DeployKernel& k, const Names& n, const 
       << problem_size_total(arch[i].problem_size) << "LL, arch::" << arch_consts[i] << "},\n";
   if (arch.empty()) o << "    {\"\", 0, 0LL, most_often},  // placeholder: no compute capability known\n";
   o << "};\nconstexpr int by_arch_count = " << arch.size() << ";\n\n";
+  o << "constexpr Entry by_size[] = {\n";
+  for (size_t i = 0; i < k.portable.size(); ++i)
+    o << "    {\"portable\", 0, " << problem_size_total(k.portable[i].problem_size) << "LL, portable::"
+      << n.portable_consts[i] << "},\n";
+  if (k.portable.empty()) o << "    {\"\", 0, 0LL, most_often},  // placeholder: no configuration measured on every device\n";
+  o << "};\nconstexpr int by_size_count = " << k.portable.size() << ";\n\n";
 }
 
 void write_select(std::ostream& o) {
-  o << "// Same compute capability, else same major architecture (nearest minor),\n"
-    << "// else most_often; among those the nearest problem size total.\n"
+  o << "// For a device these results do not know: the most portable configuration of\n"
+    << "// the nearest problem size total (ties: the smaller), else most_often.\n"
+    << "constexpr Config fallback(long long problem_size_total) {\n"
+    << "  int pick = -1;\n"
+    << "  for (int i = 0; i < by_size_count; ++i) {\n"
+    << "    const long long d = detail::distance(by_size[i].problem_size_total, problem_size_total);\n"
+    << "    if (pick < 0) {\n      pick = i;\n      continue;\n    }\n"
+    << "    const long long dp = detail::distance(by_size[pick].problem_size_total, problem_size_total);\n"
+    << "    if (d < dp || (d == dp && by_size[i].problem_size_total < by_size[pick].problem_size_total)) pick = i;\n"
+    << "  }\n"
+    << "  return pick < 0 ? most_often : by_size[pick].config;\n}\n\n"
+    << "// Same compute capability, else same major architecture (nearest minor),\n"
+    << "// else fallback(); among those the nearest problem size total.\n"
     << "constexpr Config select(int compute_capability, long long problem_size_total) {\n"
     << "  int pick = -1;\n"
     << "  for (int pass = 0; pass < 2 && pick < 0; ++pass) {\n"
@@ -170,7 +197,7 @@ void write_select(std::ostream& o) {
     << "                                               problem_size_total)))\n"
     << "        pick = i;\n"
     << "    }\n  }\n"
-    << "  return pick < 0 ? most_often : by_arch[pick].config;\n}\n\n"
+    << "  return pick < 0 ? fallback(problem_size_total) : by_arch[pick].config;\n}\n\n"
     << "// The exact device (nearest problem size), else select(compute_capability, ...).\n"
     << "constexpr Config select(const char* device_name, int compute_capability, long long problem_size_total) {\n"
     << "  int pick = -1;\n"
@@ -201,6 +228,20 @@ void write_kernel(std::ostream& o, const DeployKernel& k, const Names& n) {
   const DeployEntry& often = most_often_winner(k);
   o << "}  // namespace arch\n\n// Best for the most (device, problem size) pairs; first: " << provenance(often)
     << "\nconstexpr Config most_often = " << config_init(n, often) << ";\n\n";
+  o << "// Most portable per problem size: of the configurations measured on every\n"
+    << "// device with results at that size, the one whose worst ratio to a device's\n"
+    << "// optimum is smallest (select()'s answer for a device these results do not know).\n"
+    << "namespace portable {\n";
+  for (size_t i = 0; i < k.portable.size(); ++i) {
+    const DeployPortable& p = k.portable[i];
+    std::string devices;
+    for (const std::string& d : p.devices) devices.append(devices.empty() ? "" : ", ").append(one_line(d));
+    o << "// problem size " << size_text(p.problem_size) << ", over " << p.devices.size() << " device"
+      << (p.devices.size() == 1 ? "" : "s") << " (" << devices << "): worst " << fixed3(p.worst)
+      << " x a device's optimum, performance portability " << fixed3(p.pp) << "\nconstexpr Config "
+      << n.portable_consts[i] << " = " << config_init(n, p.config) << ";\n";
+  }
+  o << "}  // namespace portable\n\n";
   write_tables(o, k, n, arch, arch_consts);
   write_select(o);
   o << "\n}  // namespace " << n.ns << "\n\n";
@@ -216,6 +257,8 @@ Names make_names(const DeployKernel& k, IdentifierScope& kernels) {
   }
   IdentifierScope consts;
   for (const DeployEntry& e : k.entries) n.device_consts.push_back(consts.make(e.device + "_" + size_tag(e.problem_size)));
+  IdentifierScope sizes;
+  for (const DeployPortable& p : k.portable) n.portable_consts.push_back(sizes.make("size_" + size_tag(p.problem_size)));
   return n;
 }
 
@@ -243,7 +286,13 @@ void write_kernel_tuner_defines(std::ostream& o, const DeployKernel& k, const Na
     defines(most_often_winner(sub));
   }
   o << "#else\n";
-  defines(most_often_winner(k));
+  if (const DeployPortable* p = widest_portable(k)) {
+    DeployEntry e;
+    e.config = p->config;
+    defines(e);
+  } else {
+    defines(most_often_winner(k));
+  }
   o << "#endif\n";
   o << "#endif  // kernel_tuner\n";
   if (guard) o << "#endif\n";

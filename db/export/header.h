@@ -7,12 +7,18 @@
 //     namespace device { constexpr Config <dev>_<size> }  // best per device and size
 //     namespace arch   { constexpr Config sm_XX_<size> }  // best among an arch's devices
 //     constexpr Config most_often;                 // best for the most (device, size) pairs
+//     namespace portable { constexpr Config size_<size> }  // most portable per size
+//     constexpr Config fallback(long long problem_size_total);  // portable, else most_often
 //     constexpr Config select(int cc, long long problem_size_total);
 //     constexpr Config select(const char* device_name, int cc, long long problem_size_total);
 //   }
 // select() falls back: exact device (name variant), same compute capability,
-// same major architecture (nearest minor), then most_often; within those the
-// nearest problem size total. A field's type follows the values stored.
+// same major architecture (nearest minor), then the most portable
+// configuration (db/portability.h) of the nearest problem size that has one,
+// then most_often; within those the nearest problem size total. Kernel
+// Tuner's defines (--kernel-tuner-defines) default to the most portable
+// configuration of the problem size measured on the most devices. A field's
+// type follows the values stored.
 //
 // Contract: deterministic (same input, same bytes; no dates but the results'
 // own), every identifier valid, never a keyword, never reserved (no leading

@@ -13,9 +13,12 @@
 // spec's problem_size, grid and the constants derived from them follow it.
 // Selection falls back in this order, and the choice is reported: the exact
 // device (nearest problem size), the same compute capability, the same major
-// architecture (nearest minor), the configuration that wins most often, and,
-// when the results hold nothing for the kernel, the spec's default
-// configuration (each parameter's first listed value; if that breaks a
+// architecture (nearest minor), the most portable configuration (of those
+// measured on every device at the nearest problem size that has one, the one
+// whose worst ratio to a device's optimum is smallest: `ktune compare`), the
+// configuration that wins most often (where no configuration was measured on
+// every device), and, when the results hold nothing for the kernel, the spec's
+// default configuration (each parameter's first listed value; if that breaks a
 // restriction, the first valid configuration) with a warning — never a failure.
 //
 // The first launch of a problem compiles (or loads from the cubin cache) and
@@ -63,8 +66,9 @@ using Problem = std::vector<std::pair<std::string, std::int64_t>>;
 struct Choice {
   std::vector<std::pair<std::string, std::string>> config;  // parameter, value (as written in the spec)
   std::string match;   // "exact device", "same compute capability", "same major architecture",
-                       // "most often best" or "spec defaults"
-  std::string source;  // the entry's device, problem size, time and run ("" for spec defaults)
+                       // "most portable", "most often best" or "spec defaults"
+  std::string source;  // the entry's device, problem size, time and run; for "most portable" its
+                       // problem size, worst ratio and PP ("" for spec defaults)
   std::string device;  // the device chosen for (its name)
   int compute_capability = 0;           // of that device, e.g. 90
   std::int64_t problem_size_total = 0;  // product of the spec's problem_size for this problem

@@ -58,6 +58,29 @@ std::string resolved_device(db::Store& store, const std::string& name) {
   return name;
 }
 
+db::ProblemSize problem_size_option(const std::string& text) {
+  db::ProblemSize ps;
+  std::string s = text;
+  for (char& c : s)
+    if (c == 'x' || c == '[' || c == ']' || c == ' ') c = ',';
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t comma = s.find(',', pos);
+    if (comma == std::string::npos) comma = s.size();
+    if (comma > pos) {
+      try {
+        size_t used = 0;
+        ps.push_back(std::stoll(s.substr(pos, comma - pos), &used));
+        if (used != comma - pos) throw std::invalid_argument("trailing text");
+      } catch (const std::exception&) {
+        throw Error::bad_input("--problem-size: expected integers, got '" + text + "'");
+      }
+    }
+    pos = comma + 1;
+  }
+  return db::canonical_problem_size(ps);
+}
+
 double duration_option(const std::string& option, const std::string& text) {
   if (auto seconds = parse_duration(text)) return *seconds;
   char* end = nullptr;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <string>
 
+#include "db/record/record.h"
 #include "search/strategy/strategy.h"
 
 namespace CLI {
@@ -39,6 +40,10 @@ struct ResultsOptions {
 // "rtx 3090"); several is bad input listing them; none returns `name` as given
 // (the query then says it is unknown).
 std::string resolved_device(db::Store& store, const std::string& name);
+
+// `--problem-size 4096,4096` (also 4096x4096, [4096,4096]) as canonical
+// extents; anything but integers is bad input.
+db::ProblemSize problem_size_option(const std::string& text);
 
 // Ctrl-C for as long as this lives: the handler sets interrupted() instead of
 // ending the process, so the command can stop cleanly with what it has done;
@@ -74,6 +79,8 @@ void add_query_commands(CLI::App& app, CommandResult& result);   // best, result
 void add_interop_commands(CLI::App& app, CommandResult& result); // import, export
 void add_devices_command(CLI::App& app, CommandResult& result);
 void add_strategies_command(CLI::App& app, CommandResult& result);
+void add_compare_command(CLI::App& app, CommandResult& result);  // compare: portability across devices
+void add_report_command(CLI::App& app, CommandResult& result);   // report: an HTML page of the results
 // Hidden: the GPU worker entry used by the evaluation engine.
 
 }  // namespace ktune::cli

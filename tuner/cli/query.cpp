@@ -41,26 +41,7 @@ db::Filter make_filter(const QueryOptions& o, db::Store& store) {
   if (!o.spec.empty() && f.kernel.empty()) f.kernel = load_spec(o.spec).kernel.name;
   f.device = resolved_device(store, o.device);
   if (!o.arch.empty()) f.compute_capability = Arch::parse(o.arch).sm;
-  if (!o.problem_size.empty()) {
-    db::ProblemSize ps;
-    std::string s = o.problem_size;
-    for (char& c : s)
-      if (c == 'x' || c == '[' || c == ']') c = ',';
-    size_t pos = 0;
-    while (pos < s.size()) {
-      size_t comma = s.find(',', pos);
-      if (comma == std::string::npos) comma = s.size();
-      if (comma > pos) {
-        try {
-          ps.push_back(std::stoll(s.substr(pos, comma - pos)));
-        } catch (const std::exception&) {
-          throw Error::bad_input("--problem-size: expected integers, got '" + o.problem_size + "'");
-        }
-      }
-      pos = comma + 1;
-    }
-    f.problem_size = db::canonical_problem_size(ps);
-  }
+  if (!o.problem_size.empty()) f.problem_size = problem_size_option(o.problem_size);
   if (!o.status.empty()) {
     f.status = db::status_from_string(o.status);
     if (!f.status)

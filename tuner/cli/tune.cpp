@@ -11,6 +11,7 @@
 #include "ktune/error.h"
 #include "tuner/cli/cli.h"
 #include "tuner/cli/print/json.h"
+#include "tuner/tune/configs_from.h"
 #include "tuner/tune/gpu_evaluator.h"
 #include "tuner/tune/run.h"
 #include "tuner/tune/replay_evaluator.h"
@@ -41,6 +42,7 @@ struct TuneOptions : ResultsOptions {
   double timeout_s = 0;
   std::string compile_timeout;
   int top = 10;
+  std::string configs_from;  // --configs-from DEVICE: measure its --top fastest configurations
 };
 
 std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o) {
@@ -92,6 +94,12 @@ int run_tune(const TuneOptions& o) {
   ro.interrupt = &interrupted();
 
   db::Store store(o.resolved_db());  // opened for writing before anything is measured
+  if (!o.configs_from.empty()) {  // another device's fastest, in place of a strategy
+    const ConfigsFrom from = configs_from(spec, store, resolved_device(store, o.configs_from), size_t(std::max(o.top, 1)));
+    if (!o.max_fevals) ro.budget.max_fevals = from.configs.size();
+    std::cerr << "ktune: measuring " << from.describe() << '\n';
+    ro.listed = from.configs;
+  }
   std::unique_ptr<ConfigEvaluator> evaluator = make_evaluator(spec, o);
   TuneReport report(spec, !o.json);
   const CatchInterrupt ctrl_c;
@@ -136,7 +144,11 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--compile-timeout", o->compile_timeout,
                   "a configuration whose compile takes longer fails (compile_error) and the run goes on (default 300s)");
   sub->add_option("--batch", o->batch, "configurations per strategy proposal (default: 64 for brute_force and random_sample, else 8; the same in replay)");
-  sub->add_option("--top", o->top, "rows in the final table")->capture_default_str();
+  sub->add_option("--top", o->top, "rows in the final table; with --configs-from, also how many configurations")
+      ->capture_default_str();
+  sub->add_option("--configs-from", o->configs_from,
+                  "measure the --top fastest configurations DEVICE (any part of its name) recorded in the database "
+                  "for this kernel and problem size, instead of searching (then `ktune compare`)");
   sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
   sub->add_option("--device", o->device, "replay: which device's results to use");
   sub->add_flag("--json", o->json, "machine-readable summary");

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "ktune/error.h"
+#include "tuner/tune/configs_from.h"
 #include "tuner/tune/replay_evaluator.h"
 
 namespace ktune::tune {
@@ -69,7 +70,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   ids.kernel_id = store.upsert_kernel(kernel_info(spec));
   ids.psize_id = store.upsert_problem_size(spec_problem_size(spec));
   db::RunInfo info;
-  info.strategy = o.strategy;
+  info.strategy = o.listed.empty() ? o.strategy : "configs_from";
   info.seed = static_cast<int64_t>(ctx.seed);
   info.budget = budget_text(o.budget);
   info.host = host_name();
@@ -78,15 +79,17 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   info.replay_source = start.replay ? start.source : "";
   // Before the strategy is made: it plans its first design from the prior.
   if (!o.prior_path.empty()) start.prior = load_prior(spec, o.prior_path, o.prior_device);
-  else if (!o.no_prior) start.prior = prior_from_store(spec, store, ids, start.replay);
+  else if (!o.no_prior && o.listed.empty()) start.prior = prior_from_store(spec, store, ids, start.replay);
   if (start.prior) ctx.prior = start.prior->observations;
-  std::unique_ptr<Strategy> strategy = make_strategy(o.strategy, ctx);
+  std::unique_ptr<Strategy> strategy = o.listed.empty() ? make_strategy(o.strategy, ctx) : listed_strategy(o.listed);
   const int64_t run_id = store.begin_run(info);
   start.run_id = run_id;
 
   CostOptions co;
   // A replay proposes in the same batches as a GPU run, so it searches as the GPU run would.
-  co.batch_size = o.batch ? o.batch : strategy_info(o.strategy).preferred_batch;
+  co.batch_size = o.batch                ? o.batch
+                  : !o.listed.empty()    ? 64  // nothing to learn between them: keep the compiles ahead
+                                         : strategy_info(o.strategy).preferred_batch;
   if (!start.replay) {
     const auto t0 = std::chrono::steady_clock::now();
     co.clock = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };

@@ -37,6 +37,9 @@ struct RunOptions {
   Budget budget;
   size_t batch = 0;      // configurations per proposal; 0: the strategy's preferred batch
   bool force = false;    // measure again what the store holds
+  // When set: these configurations, in order, once each, in place of a
+  // strategy (stored as strategy "configs_from"; no prior from the store).
+  std::vector<Config> listed;
   // The prior: a results file (ktune database or Kernel Tuner cache, with one
   // of its devices where it holds several), else the store's own series of
   // the kernel with the most results elsewhere; none with no_prior.
