@@ -77,7 +77,7 @@ templates() {
   here=$(this_gpu)
   [ -n "$here" ] || die "no GPU here (ktune devices)"
   for t in $list; do
-    case $t in gemm_bf16_10k) spec=$root/bench/specs/gemm_bf16_10k.yaml ;; *) spec=$root/templates/$t/$t.yaml ;; esac
+    case $t in gemm_bf16_10k) spec=$root/bench/gpu/specs/gemm_bf16_10k.yaml ;; *) spec=$root/templates/$t/$t.yaml ;; esac
     db=$dir/$t.db
     if [ ! -f "$db" ]; then
       "$KTUNE" import "$root/examples/data/${t}_h100.json" --device "NVIDIA H100 80GB HBM3 (recorded)" --db "$db" &&
