@@ -1,8 +1,9 @@
-// CompareResult as JSON, written by hand: search/ links no JSON library.
+// Written by hand so that every number is printed as Python prints it
+// (python_float_repr), as Kernel Tuner's own JSON files print theirs.
+#include "tuner/cli/print/compare_json.h"
+
 #include <cmath>
 #include <sstream>
-
-#include "search/compare.h"
 
 namespace ktune {
 namespace {
