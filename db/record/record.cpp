@@ -57,6 +57,7 @@ const std::vector<EvaluationField>& evaluation_fields() {
       {"sm_clock_mhz", &E::sm_clock_mhz, nullptr, K::Device, "core_freq", "core_freq", "MHz", false},
       {"temperature_c", &E::temperature_c, nullptr, K::Device, "temperature", "temperature", "C", false},
       {"power_w", &E::power_w, nullptr, K::Device, "nvml_power", "nvml_power", "W", false},
+      {"stopped_early", nullptr, &E::stopped_early, K::Sampling, "ktune_stopped_early"},
   };
   return fields;
 }

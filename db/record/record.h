@@ -112,6 +112,10 @@ struct Evaluation {
   std::optional<double> strategy_ms{};
   std::optional<double> framework_ms{};
 
+  // 1: sampling stopped early (racing): after a few samples the configuration
+  // could not come near the best so far, so its time rests on fewer samples.
+  std::optional<int64_t> stopped_early{};
+
   std::string timestamp{};  // ISO 8601 (or as read from an imported file); empty = not known, stored as NULL
 
   // Fills samples-derived statistics (min, mean, stddev, count) that are unset.
@@ -130,6 +134,7 @@ struct EvaluationField {
     Phase,     // milliseconds of the tuner's time spent evaluating it (a replay's recorded cost)
     Search,    // milliseconds the strategy spent on it
     Device,    // the device's state while it was measured
+    Sampling,  // how the time was sampled
   };
   const char* column;                                    // the store's column, its `results --json` key
   std::optional<double> Evaluation::*real = nullptr;     // the member: one of these two

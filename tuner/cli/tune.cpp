@@ -43,6 +43,7 @@ struct TuneOptions : ResultsOptions {
   std::string compile_timeout;
   int top = 10;
   std::string configs_from;  // --configs-from DEVICE: measure its --top fastest configurations
+  bool no_racing = false;
 };
 
 std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o) {
@@ -55,6 +56,7 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
     go.warm_warmup_ms = go.idle_warmup_ms = *o.warmup_ms;
   }
   go.timeout_s = o.timeout_s;
+  go.racing = !o.no_racing;
   if (!o.compile_timeout.empty()) go.compile_timeout_s = duration_option("--compile-timeout", o.compile_timeout);
   go.interrupt = &interrupted();
   return std::make_unique<GpuEvaluator>(spec, go);
@@ -137,6 +139,9 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_flag("--no-prior", o->no_prior, "start without a prior, not even the database's")->excludes(prior);
   sub->add_flag("--force", o->force, "measure again what the database already holds");
   sub->add_flag("--cold", o->cold, "flush the L2 cache before every sample");
+  sub->add_flag("--no-racing", o->no_racing,
+                "sample every configuration fully (default: one whose first 3 samples all lie over 1.1 x the best "
+                "median so far stops sampling, stored as stopped_early)");
   sub->add_option("--warmup", o->warmup_ms, "milliseconds of launches before every configuration's timed samples (default: 20 for the first and after the GPU idled 250 ms, 2 while it is kept busy)");
   sub->add_option("--timeout", o->timeout_s,
                   "seconds a launch batch may take before the kernel counts as hung "

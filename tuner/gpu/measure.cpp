@@ -157,6 +157,11 @@ double Measurer::timed_batch(CUfunction fn, const LaunchGeometry& g, void** para
   return ms;
 }
 
+bool race_lost(const std::vector<double>& samples, const MeasureOptions& o) {
+  if (!(o.race_above_ms > 0) || static_cast<int>(samples.size()) < std::max(o.race_samples, 1)) return false;
+  return *std::min_element(samples.begin(), samples.end()) > o.race_above_ms;
+}
+
 Timing Measurer::measure(CUfunction fn, const LaunchGeometry& g, void** params,
                          const MeasureOptions& o, const OnBatch& on_batch,
                          const NvmlDevice* sensors) {
@@ -182,6 +187,10 @@ Timing Measurer::measure(CUfunction fn, const LaunchGeometry& g, void** params,
     spent_ms += ms;
     t.samples_ms.push_back(ms / t.launches_per_sample);
     if (sensors && sensors->valid() && (sensors->reasons() & throttle_mask())) ++t.throttled_samples;
+    if (race_lost(t.samples_ms, o)) {
+      t.stopped_early = true;
+      break;
+    }
     if (static_cast<int>(t.samples_ms.size()) < o.min_samples) continue;
     stats = summarize(t.samples_ms);
     if (stats.noise < o.max_noise) {

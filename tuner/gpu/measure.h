@@ -64,7 +64,15 @@ struct MeasureOptions {
   double max_noise = 0.02;         // stop when stddev / mean of samples is below this
   double time_cap_ms = 200;        // stop after this much sampled GPU time
   bool cold = false;
+  // Racing: > 0 stops sampling once race_samples samples have a minimum above
+  // this (the best median so far times a margin the noise cannot close): the
+  // configuration cannot rank near the best, so more samples buy nothing.
+  double race_above_ms = 0;
+  int race_samples = 3;
 };
+
+// Whether the racing rule stops sampling after `samples_ms` (see MeasureOptions).
+bool race_lost(const std::vector<double>& samples_ms, const MeasureOptions& options);
 
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0, mean_ms = 0, stddev_ms = 0;
@@ -72,6 +80,7 @@ struct Timing {
   int launches_per_sample = 0;
   int throttled_samples = 0;       // samples taken while NVML reported throttling
   bool converged = false;          // noise went below max_noise
+  bool stopped_early = false;      // the racing rule ended sampling
   bool cold = false;
   std::vector<double> samples_ms;  // per launch, in the order taken
 };

@@ -15,7 +15,7 @@ template <class A> void fields(A& a, LaunchGeometry& g) { a(g.grid, g.block, g.d
 template <class A> void fields(A& a, Tolerance& t) { a(t.atol, t.rtol); }
 template <class A> void fields(A& a, MeasureOptions& o) {
   a(o.warmup_ms, o.min_sample_ms, o.max_launches_per_sample, o.min_samples, o.max_samples,
-    o.max_noise, o.time_cap_ms, o.cold);
+    o.max_noise, o.time_cap_ms, o.cold, o.race_above_ms, o.race_samples);
 }
 template <class A> void fields(A& a, Job& j) {
   a(j.label, j.cubin, j.kernel_name, j.geometry, j.args, j.verify, j.tolerance,
@@ -23,7 +23,7 @@ template <class A> void fields(A& a, Job& j) {
 }
 template <class A> void fields(A& a, Timing& t) {
   a(t.median_ms, t.min_ms, t.max_ms, t.mean_ms, t.stddev_ms, t.noise, t.launches_per_sample,
-    t.throttled_samples, t.converged, t.cold, t.samples_ms);
+    t.throttled_samples, t.converged, t.stopped_early, t.cold, t.samples_ms);
 }
 template <class A> void fields(A& a, FunctionAttributes& r) {
   a(r.registers, r.static_smem, r.local_bytes, r.const_bytes, r.max_threads_per_block,

@@ -228,11 +228,17 @@ gpu::Job GpuEvaluator::make_job(const std::vector<Value>& config, const Compiled
   return job;
 }
 
-gpu::Result GpuEvaluator::run_job(gpu::Job job) {
+gpu::Result GpuEvaluator::run_job(gpu::Job job, bool race) {
+  if (race && options_.racing && job.measure && best_median_ms_ > 0) {
+    job.measure_options.race_above_ms = best_median_ms_ * (1 + options_.race_margin);
+    job.measure_options.race_samples = options_.race_samples;
+  }
   const bool idle = !gpu_idle_since_ || ms_since(*gpu_idle_since_) > options_.idle_gap_ms;
   job.measure_options.warmup_ms = idle ? options_.idle_warmup_ms : options_.warm_warmup_ms;
   gpu::Result r = engine_->run(job);
   gpu_idle_since_ = Clock::now();
+  if (race && r.status == db::Status::Ok && job.measure && !r.timing.stopped_early && r.timing.median_ms > 0)
+    best_median_ms_ = best_median_ms_ > 0 ? std::min(best_median_ms_, r.timing.median_ms) : r.timing.median_ms;
   return r;
 }
 
@@ -293,6 +299,11 @@ Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Compiled&
     for (size_t i = 0; i < metrics.size(); ++i)
       if (metrics[i]) e.metrics[spec_->metrics[i].name] = *metrics[i];
     if (r.timing.throttled_samples) e.reason = std::to_string(r.timing.throttled_samples) + " throttled samples";
+    if (r.timing.stopped_early) {
+      e.stopped_early = 1;
+      if (!e.reason.empty()) e.reason.append("; ");
+      e.reason.append("stopped early: ").append(std::to_string(e.samples.size())).append(" samples above the racing bound");
+    }
   }
   return m;
 }
@@ -390,7 +401,7 @@ std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>
       gpu::Job job = make_job(configs[i], compiled[i]);
       job.verify = false;
       job.capture_outputs = false;
-      const gpu::Result r = run_job(std::move(job));
+      const gpu::Result r = run_job(std::move(job), false);
       if (r.interrupted) throw Error::failed("interrupted");
       if (r.status != gpu::Status::Ok) {
         e.status = r.status;
