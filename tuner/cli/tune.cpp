@@ -140,7 +140,7 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_flag("--force", o->force, "measure again what the database already holds");
   sub->add_flag("--cold", o->cold, "flush the L2 cache before every sample");
   sub->add_flag("--no-racing", o->no_racing,
-                "sample every configuration fully (default: one whose first 3 samples all lie over 1.1 x the best "
+                "sample every configuration fully (default: one whose first 3 samples all lie over 1.2 x the best "
                 "median so far stops sampling, stored as stopped_early)");
   sub->add_option("--warmup", o->warmup_ms, "milliseconds of launches before every configuration's timed samples (default: 20 for the first and after the GPU idled 250 ms, 2 while it is kept busy)");
   sub->add_option("--timeout", o->timeout_s,
