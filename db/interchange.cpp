@@ -8,7 +8,7 @@
 #include "db/device_names.h"
 #include "db/kerneltuner.h"
 #include "db/t4.h"
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "db/json_value.h"
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db::detail {
 

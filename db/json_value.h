@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "search/error.h"
-#include "search/value.h"
+#include "ktune/error.h"
+#include "search/expr/value.h"
 
 namespace ktune::db::detail {
 

@@ -6,7 +6,7 @@
 
 #include "db/json_located.h"
 #include "db/json_value.h"
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db {
 
@@ -186,11 +186,13 @@ std::vector<std::string> split_key(const std::string& key) {
   return parts;
 }
 
+// A record's key that is neither a parameter, an observer field nor a metric.
 bool is_known_field(const std::string& k) {
-  static const char* known[] = {"time", "times", "compile_time", "verification_time", "benchmark_time",
-                                "strategy_time", "framework_time", "timestamp", "__error__", "ktune_status",
-                                "ktune_reason"};
-  return std::any_of(std::begin(known), std::end(known), [&](const char* n) { return k == n; });
+  static const char* known[] = {"time", "times", "timestamp", "__error__", "ktune_status", "ktune_reason"};
+  if (std::any_of(std::begin(known), std::end(known), [&](const char* n) { return k == n; })) return true;
+  for (const EvaluationField& f : evaluation_fields())
+    if (!is_observer(f) && *f.kernel_tuner && k == f.kernel_tuner) return true;
+  return false;
 }
 
 // A time field of the record, when there is one: a number of milliseconds, at
@@ -267,11 +269,20 @@ Evaluation read_record(const LocatedJson& doc, const std::string& key, const Jso
     }
     e.complete_stats();
   }
-  e.compile_ms = duration(doc, rec, "compile_time", record);
-  e.verify_ms = duration(doc, rec, "verification_time", record);
-  e.benchmark_ms = duration(doc, rec, "benchmark_time", record);
-  e.strategy_ms = duration(doc, rec, "strategy_time", record);
-  e.framework_ms = duration(doc, rec, "framework_time", record);
+  // The tuner's own figures (compile_time, ...): times are durations, the
+  // rest (ktune_stopped_early) numbers.
+  for (const EvaluationField& f : evaluation_fields()) {
+    if (is_observer(f) || !*f.kernel_tuner) continue;
+    auto it = rec.find(f.kernel_tuner);
+    if (it == rec.end()) continue;
+    if (f.kind != EvaluationField::Kind::Sampling) {
+      f.set(e, duration_value(*it, record + ": " + f.kernel_tuner, doc.where(*it)));
+    } else if (it->is_number()) {
+      f.set(e, it->get<double>());
+    } else {
+      refuse(doc.where(*it), record + ": " + f.kernel_tuner + " must be a number, not " + it->dump());
+    }
+  }
   if (auto it = rec.find("timestamp"); it != rec.end()) {
     if (!it->is_string()) refuse(doc.where(*it), record + ": timestamp must be a string, not " + it->dump());
     e.timestamp = it->get<std::string>();
@@ -328,14 +339,9 @@ Json record_json(const ResultSet& rs, const Evaluation& e) {
     r["time"] = error_name(e.status);
     r["__error__"] = error_name(e.status);
   }
-  auto put = [&](const char* name, const std::optional<double>& v) {
-    if (v) r[name] = *v;
-  };
-  put("compile_time", e.compile_ms);
-  put("verification_time", e.verify_ms);
-  put("benchmark_time", e.benchmark_ms);
-  put("strategy_time", e.strategy_ms);
-  put("framework_time", e.framework_ms);
+  for (const EvaluationField& f : evaluation_fields())
+    if (!is_observer(f) && *f.kernel_tuner)
+      if (std::optional<double> v = f.get(e)) r[f.kernel_tuner] = *v;
   if (!e.timestamp.empty()) r["timestamp"] = e.timestamp;
   for_each_observer_field(e, [&](const char* name, double v, const char*) { r[name] = detail::number_json(v); });
   for (const auto& [k, v] : e.metrics) r[k] = detail::number_json(v);

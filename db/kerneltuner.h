@@ -1,4 +1,4 @@
-// Kernel Tuner cache files (../shared/docs/formats.md section 1), read and write.
+// Kernel Tuner cache files (docs/formats.md), read and write.
 //
 // Reading accepts every variant in the wild: interrupted files (not closed;
 // repaired, and a partial last record dropped), the legacy failure encoding

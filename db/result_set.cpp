@@ -9,32 +9,24 @@
 
 #include <zlib.h>
 
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db {
 
 bool take_observer_field(Evaluation& e, const std::string& name, double v) {
-  auto as_int = [](double x) { return static_cast<int64_t>(std::llround(x)); };
-  if (name == "num_regs") e.registers = as_int(v);
-  else if (name == "shared_bytes") e.shared_bytes = as_int(v);
-  else if (name == "local_bytes") e.local_bytes = as_int(v);
-  else if (name == "occupancy") e.occupancy = v;
-  else if (name == "core_freq") e.sm_clock_mhz = v;
-  else if (name == "temperature") e.temperature_c = v;
-  else if (name == "nvml_power") e.power_w = v;
-  else return false;
-  return true;
+  for (const EvaluationField& f : evaluation_fields())
+    if (is_observer(f) && name == f.kernel_tuner) {
+      f.set(e, v);
+      return true;
+    }
+  return false;
 }
 
 void for_each_observer_field(const Evaluation& e,
                              const std::function<void(const char*, double, const char*)>& out) {
-  if (e.registers) out("num_regs", static_cast<double>(*e.registers), "");
-  if (e.shared_bytes) out("shared_bytes", static_cast<double>(*e.shared_bytes), "B");
-  if (e.local_bytes) out("local_bytes", static_cast<double>(*e.local_bytes), "B");
-  if (e.occupancy) out("occupancy", *e.occupancy, "");
-  if (e.sm_clock_mhz) out("core_freq", *e.sm_clock_mhz, "MHz");
-  if (e.temperature_c) out("temperature", *e.temperature_c, "C");
-  if (e.power_w) out("nvml_power", *e.power_w, "W");
+  for (const EvaluationField& f : evaluation_fields())
+    if (is_observer(f))
+      if (std::optional<double> v = f.get(e)) out(f.kernel_tuner, *v, f.unit);
 }
 
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "db/record.h"
+#include "db/record/record.h"
 
 namespace ktune::db {
 
@@ -29,10 +29,14 @@ struct ResultSet {
   size_t dropped = 0;        // partial records cut off by an interruption
 };
 
-// Stores a named numeric field in its ktune member when it has one
-// (num_regs -> registers, core_freq -> sm_clock_mhz, temperature,
-// nvml_power -> power_w, shared_bytes, local_bytes, occupancy); returns false
-// otherwise, leaving the caller to treat it as a user metric.
+// Kernel Tuner's observer fields are the Resource and Device entries of
+// evaluation_fields() (num_regs -> registers, core_freq -> sm_clock_mhz,
+// temperature, nvml_power -> power_w, shared_bytes, local_bytes, occupancy).
+inline bool is_observer(const EvaluationField& f) {
+  return f.kind == EvaluationField::Kind::Resource || f.kind == EvaluationField::Kind::Device;
+}
+// Stores a named numeric field in its ktune member when it has one; returns
+// false otherwise, leaving the caller to treat it as a user metric.
 bool take_observer_field(Evaluation& e, const std::string& name, double value);
 // Calls out(name, value, unit) for each such member that is set.
 void for_each_observer_field(const Evaluation& e,

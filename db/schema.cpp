@@ -1,7 +1,7 @@
 #include "db/schema.h"
 
 #include "db/sqlite_util.h"
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db::detail {
 
@@ -49,7 +49,7 @@ CREATE TABLE evaluations(
   registers INTEGER, shared_bytes INTEGER, local_bytes INTEGER, occupancy REAL,
   compile_ms REAL, verify_ms REAL, benchmark_ms REAL, strategy_ms REAL, framework_ms REAL,
   timestamp TEXT,
-  sm_clock_mhz REAL, temperature_c REAL, power_w REAL, load_ms REAL);
+  sm_clock_mhz REAL, temperature_c REAL, power_w REAL, load_ms REAL, stopped_early INTEGER);
 CREATE INDEX evaluations_key ON evaluations(kernel_id, device_id, psize_id, config_key);
 )sql";
 
@@ -86,6 +86,11 @@ DROP VIEW IF EXISTS best;
 // 2 -> 3: the module load time of a configuration, apart from the framework's.
 const char* kMigrate2To3 = R"sql(
 ALTER TABLE evaluations ADD COLUMN load_ms REAL;
+)sql";
+
+// 3 -> 4: the racing mark (sampling stopped early).
+const char* kMigrate3To4 = R"sql(
+ALTER TABLE evaluations ADD COLUMN stopped_early INTEGER;
 )sql";
 
 int pragma_int(sqlite3* db, const std::string& path, const char* sql) {
@@ -159,7 +164,11 @@ void create_or_migrate(sqlite3* db, const std::string& path) {
     exec(db, path, kMigrate2To3);
     set_version(db, path, 3);
   });
-  // Future steps go here: step_if_version(db, path, 3, ...) and so on.
+  step_if_version(db, path, 3, [&] {
+    exec(db, path, kMigrate3To4);
+    set_version(db, path, 4);
+  });
+  // Future steps go here: step_if_version(db, path, 4, ...) and so on.
 }
 
 }  // namespace ktune::db::detail

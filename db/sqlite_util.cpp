@@ -1,6 +1,6 @@
 #include "db/sqlite_util.h"
 
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db::detail {
 

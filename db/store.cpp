@@ -12,7 +12,7 @@
 #include "db/json_value.h"
 #include "db/schema.h"
 #include "db/sqlite_util.h"
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db {
 
@@ -260,22 +260,31 @@ int64_t Store::add_evaluation(std::optional<int64_t> run_id, const SeriesIds& w,
   if (e.config.size() != n)
     throw Error::failed("evaluation has " + std::to_string(e.config.size()) + " parameter values, kernel has " +
                         std::to_string(n));
-  Query q = query(
-      "INSERT INTO evaluations(run_id, kernel_id, device_id, psize_id, config_key, config, status, reason, log,"
-      " time_ms, min_ms, mean_ms, stddev_ms, sample_count, samples, metrics, registers, shared_bytes, local_bytes,"
-      " occupancy, compile_ms, verify_ms, benchmark_ms, strategy_ms, framework_ms, timestamp, sm_clock_mhz,"
-      " temperature_c, power_w, load_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-      " ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)");
+  // The fixed columns, then one per evaluation_fields() entry.
+  static const std::string sql = [] {
+    std::string cols =
+        "run_id, kernel_id, device_id, psize_id, config_key, config, status, reason, log, time_ms, min_ms, mean_ms,"
+        " stddev_ms, sample_count, samples, metrics, timestamp";
+    std::string params = "?1";
+    int n = 17;
+    for (const EvaluationField& f : evaluation_fields()) cols.append(", ").append(f.column);
+    n += static_cast<int>(evaluation_fields().size());
+    for (int i = 2; i <= n; ++i) params.append(", ?").append(std::to_string(i));
+    return "INSERT INTO evaluations(" + cols + ") VALUES (" + params + ")";
+  }();
+  Query q = query(sql);
   q.bind(1, run_id).bind(2, w.kernel_id).bind(3, w.device_id).bind(4, w.psize_id);
   q.bind(5, config_key(e.config)).bind(6, detail::config_to_json(e.config)).bind(7, to_string(e.status));
   q.bind_text_or_null(8, e.reason).bind_text_or_null(9, e.log);
   q.bind(10, e.time_ms).bind(11, e.min_ms).bind(12, e.mean_ms).bind(13, e.stddev_ms).bind(14, e.sample_count);
   if (e.samples.empty()) q.bind_null(15); else q.bind(15, detail::samples_to_json(e.samples));
   if (e.metrics.empty()) q.bind_null(16); else q.bind(16, detail::metrics_to_json(e.metrics));
-  q.bind(17, e.registers).bind(18, e.shared_bytes).bind(19, e.local_bytes).bind(20, e.occupancy);
-  q.bind(21, e.compile_ms).bind(22, e.verify_ms).bind(23, e.benchmark_ms).bind(24, e.strategy_ms);
-  q.bind(25, e.framework_ms).bind_text_or_null(26, e.timestamp);
-  q.bind(27, e.sm_clock_mhz).bind(28, e.temperature_c).bind(29, e.power_w).bind(30, e.load_ms);
+  q.bind_text_or_null(17, e.timestamp);
+  int column = 18;
+  for (const EvaluationField& f : evaluation_fields()) {
+    if (f.real) q.bind(column++, e.*f.real);
+    else q.bind(column++, e.*f.integer);
+  }
   q.run();  // not RETURNING: SQLite buffers RETURNING rows in a temporary table
   return sqlite3_last_insert_rowid(db_);
 }

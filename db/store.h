@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "db/record.h"
+#include "db/record/record.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

@@ -6,7 +6,7 @@
 #include "db/json_value.h"
 #include "db/sqlite_util.h"
 #include "db/store.h"
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db {
 
@@ -18,13 +18,20 @@ namespace {
 // without a run are measurements).
 #define KTUNE_ROW_REPLAYED "COALESCE((SELECT rr.replay FROM runs rr WHERE rr.id = e.run_id), 0)"
 
-// Columns 0..36 of every evaluation row read back; keep read_row() in step.
-constexpr const char* kRowColumns =
-    "SELECT e.id, e.run_id, e.kernel_id, e.device_id, e.psize_id, e.config_key, e.config, e.status, e.reason,"
-    " e.log, e.time_ms, e.min_ms, e.mean_ms, e.stddev_ms, e.sample_count, e.samples, e.metrics, e.registers,"
-    " e.shared_bytes, e.local_bytes, e.occupancy, e.compile_ms, e.verify_ms, e.benchmark_ms, e.strategy_ms,"
-    " e.framework_ms, e.timestamp, e.sm_clock_mhz, e.temperature_c, e.power_w,"
-    " k.name, k.spec_hash, k.params, d.name, p.key, e.load_ms, " KTUNE_ROW_REPLAYED;
+// Columns of every evaluation row read back: kFixedColumns (read_row() reads
+// them by these indices), then one per evaluation_fields() entry.
+constexpr int kFieldsFrom = 24;
+const std::string& row_columns() {
+  static const std::string sql = [] {
+    std::string s =
+        "SELECT e.id, e.run_id, e.kernel_id, e.device_id, e.psize_id, e.config_key, e.config, e.status, e.reason,"
+        " e.log, e.time_ms, e.min_ms, e.mean_ms, e.stddev_ms, e.sample_count, e.samples, e.metrics, e.timestamp,"
+        " k.name, k.spec_hash, k.params, d.name, p.key, " KTUNE_ROW_REPLAYED;
+    for (const EvaluationField& f : evaluation_fields()) s.append(", e.").append(f.column);
+    return s;
+  }();
+  return sql;
+}
 
 constexpr const char* kJoins =
     " JOIN kernels k ON k.id = e.kernel_id JOIN devices d ON d.id = e.device_id"
@@ -74,7 +81,7 @@ ResultRow read_row(const Query& q, ParamCache& cache) {
   r.run_id = q.opt_int64(1);
   r.series = {q.int64(2), q.int64(3), q.int64(4)};
   r.config_key = q.text(5);
-  const KernelInfo& k = cache.get(r.series.kernel_id, q.text(32));
+  const KernelInfo& k = cache.get(r.series.kernel_id, q.text(20));
   Evaluation& e = r.eval;
   e.config = detail::config_from_json(q.text(6));
   for (size_t i = 0; i < e.config.size() && i < k.param_types.size(); ++i)
@@ -89,26 +96,18 @@ ResultRow read_row(const Query& q, ParamCache& cache) {
   e.sample_count = q.int64(14);
   e.samples = detail::samples_from_json(q.text(15));
   e.metrics = detail::metrics_from_json(q.text(16));
-  e.registers = q.opt_int64(17);
-  e.shared_bytes = q.opt_int64(18);
-  e.local_bytes = q.opt_int64(19);
-  e.occupancy = q.opt_real(20);
-  e.compile_ms = q.opt_real(21);
-  e.verify_ms = q.opt_real(22);
-  e.benchmark_ms = q.opt_real(23);
-  e.strategy_ms = q.opt_real(24);
-  e.framework_ms = q.opt_real(25);
-  e.timestamp = q.text(26);
-  e.sm_clock_mhz = q.opt_real(27);
-  e.temperature_c = q.opt_real(28);
-  e.power_w = q.opt_real(29);
-  r.kernel = q.text(30);
-  r.spec_hash = q.text(31);
+  e.timestamp = q.text(17);
+  r.kernel = q.text(18);
+  r.spec_hash = q.text(19);
   r.param_names = k.param_names;
-  r.device = q.text(33);
-  r.problem_size = parse_problem_size_key(q.text(34));
-  e.load_ms = q.opt_real(35);
-  r.replayed = q.int64(36) != 0;
+  r.device = q.text(21);
+  r.problem_size = parse_problem_size_key(q.text(22));
+  r.replayed = q.int64(23) != 0;
+  int column = kFieldsFrom;
+  for (const EvaluationField& f : evaluation_fields()) {
+    if (f.real) e.*f.real = q.opt_real(column++);
+    else e.*f.integer = q.opt_int64(column++);
+  }
   return r;
 }
 
@@ -136,7 +135,7 @@ std::optional<KernelInfo> Store::kernel(int64_t kernel_id) {
 }
 
 std::optional<Evaluation> Store::find(const SeriesIds& w, const std::string& key) {
-  Query q = query(std::string(kRowColumns) + " FROM evaluations e" + kJoins +
+  Query q = query(row_columns() + " FROM evaluations e" + kJoins +
                   " WHERE e.kernel_id = ?1 AND e.device_id = ?2 AND e.psize_id = ?3 AND e.config_key = ?4"
                   " ORDER BY e.id DESC LIMIT 1");
   q.bind(1, w.kernel_id).bind(2, w.device_id).bind(3, w.psize_id).bind(4, key);
@@ -146,7 +145,7 @@ std::optional<Evaluation> Store::find(const SeriesIds& w, const std::string& key
 }
 
 std::map<std::string, Evaluation> Store::measured(const SeriesIds& w, bool replayed) {
-  Query q = query(std::string(kRowColumns) + " FROM evaluations e" + kJoins +
+  Query q = query(row_columns() + " FROM evaluations e" + kJoins +
                   " WHERE e.kernel_id = ?1 AND e.device_id = ?2 AND e.psize_id = ?3 AND " KTUNE_ROW_REPLAYED " = ?4"
                   " ORDER BY e.id");
   q.bind(1, w.kernel_id).bind(2, w.device_id).bind(3, w.psize_id).bind(4, replayed ? 1 : 0);
@@ -183,7 +182,7 @@ std::map<std::string, Evaluation> Store::measured(const std::string& spec_hash, 
 // Builds the WHERE clause from the filter's set members only, so each shape
 // of query is its own cached statement that can use the indexes.
 std::vector<ResultRow> Store::select_rows(const std::string& from, const Filter& f, bool with_status) {
-  std::string sql = std::string(kRowColumns) + " FROM " + from + kJoins + " WHERE 1";
+  std::string sql = row_columns() + " FROM " + from + kJoins + " WHERE 1";
   if (!f.kernel.empty()) sql += " AND k.name = ?1";
   if (!f.device.empty()) sql += " AND d.name = ?2";
   // A minor of 0 is stored as NULL ("unknown"), so sm_90 is major 9 with any NULL minor.

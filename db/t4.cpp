@@ -5,7 +5,7 @@
 
 #include "db/json_located.h"
 #include "db/json_value.h"
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::db {
 
@@ -119,10 +119,10 @@ Evaluation read_result(const LocatedJson& doc, const Json& r, const ResultSet& r
 
   const Json& t = r["times"];
   if (!t.is_object()) refuse(at(doc, t, where), result + ": times must be an object, not " + t.dump());
-  e.compile_ms = time_field(doc, t, {"compilation_time", "compilation"}, factor, result, where);
-  e.framework_ms = time_field(doc, t, {"framework"}, factor, result, where);
-  e.strategy_ms = time_field(doc, t, {"search_algorithm"}, factor, result, where);
-  e.verify_ms = time_field(doc, t, {"validation"}, factor, result, where);
+  for (const EvaluationField& f : evaluation_fields())
+    if (!is_observer(f) && *f.t4) f.set(e, time_field(doc, t, {f.t4}, factor, result, where));
+  // Other producers' spellings of times ktune writes under T4's own names.
+  if (!e.compile_ms) e.compile_ms = time_field(doc, t, {"compilation"}, factor, result, where);
   e.benchmark_ms = time_field(doc, t, {"benchmark"}, factor, result, where);
   if (auto it = t.find("runtimes"); it != t.end()) {
     if (!it->is_array()) refuse(at(doc, t, where), result + ": times.runtimes must be a list, not " + it->dump());
@@ -225,10 +225,9 @@ Json result_json(const ResultSet& rs, const Evaluation& e) {
     cfg[rs.param_names[i]] = detail::to_json(e.config[i]);
   r["configuration"] = cfg;
   Json times = Json::object();
-  if (e.compile_ms) times["compilation_time"] = *e.compile_ms;
-  if (e.framework_ms) times["framework"] = *e.framework_ms;
-  if (e.strategy_ms) times["search_algorithm"] = *e.strategy_ms;
-  if (e.verify_ms) times["validation"] = *e.verify_ms;
+  for (const EvaluationField& f : evaluation_fields())
+    if (!is_observer(f) && *f.t4)
+      if (std::optional<double> v = f.get(e)) times[f.t4] = *v;
   Json runtimes = Json::array();
   for (double x : e.samples) runtimes.push_back(x);
   times["runtimes"] = runtimes;

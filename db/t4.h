@@ -1,4 +1,4 @@
-// T4 tuning-results files (../shared/docs/formats.md section 3), read and write.
+// T4 tuning-results files (docs/formats.md), read and write.
 //
 // Reading accepts times.compilation_time and Kernel Tuner's times.compilation,
 // metadata.timeunit in seconds/milliseconds/microseconds/nanoseconds, and

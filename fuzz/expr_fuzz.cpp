@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fuzz_util.h"
-#include "search/expr.h"
+#include "search/expr/expr.h"
 
 namespace {
 

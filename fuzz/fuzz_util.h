@@ -12,7 +12,7 @@
 #include <exception>
 #include <string>
 
-#include "search/error.h"
+#include "ktune/error.h"
 
 namespace ktune::fuzz {
 

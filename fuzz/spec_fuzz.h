@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "tuner/spec.h"
+#include "tuner/spec/spec.h"
 
 namespace ktune::fuzz {
 

@@ -22,6 +22,15 @@ if [ -n "$missing" ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
 fi
+# Optional: headless Chromium renders `ktune report`'s page in its test
+# (tests/report_test.cpp skips without it). About 25 packages without the
+# recommended ones; a failure here is reported and setup goes on.
+if [ "${KTUNE_SETUP_NO_CHROMIUM:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing chromium (optional: the report's rendering test; KTUNE_SETUP_NO_CHROMIUM=1 skips it)"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium; } ||
+    echo "setup: chromium could not be installed; the report's rendering test will skip" >&2
+fi
 command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || {
   echo "setup: the CUDA toolkit (13.x) is required in /usr/local/cuda; it is not a Debian package" >&2; exit 1; }
 echo "setup: all build dependencies present"

@@ -36,8 +36,8 @@
 #include <string>
 #include <vector>
 
-#include "search/cost.h"
-#include "search/strategy.h"
+#include "search/strategy/cost.h"
+#include "search/strategy/strategy.h"
 
 namespace ktune {
 
@@ -145,8 +145,5 @@ std::vector<double> random_expected_best(const std::vector<double>& sorted, uint
 
 // Order statistics of values (nullopt = +infinity), as described above.
 Spread spread_of(std::vector<std::optional<double>> values);
-
-// The result as JSON: {"optimum":..., "random_exact":{"10":{"median":...,"mean":...}}, "strategies":[{"name":..., "evals_to_fraction":{"0.9":{"median":...}}, ...}]}.
-std::string to_json(const CompareResult& result);
 
 }  // namespace ktune

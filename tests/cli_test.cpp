@@ -198,11 +198,11 @@ TEST_F(Cli, EveryRecordedDatasetReplaysExhaustively) {
     const std::string file = entry.path().filename().string();
     const size_t cut = file.rfind('_');
     if (entry.path().extension() != ".json" || cut == std::string::npos) continue;
-    // The spec: the template's own, else one of bench/specs (e.g. gemm_bf16_10k,
+    // The spec: the template's own, else one of bench/gpu/specs (e.g. gemm_bf16_10k,
     // the template over a wider space).
     const std::string t = file.substr(0, cut);
     std::string spec = kRoot + "/templates/" + t + "/" + t + ".yaml";
-    if (!fs::exists(spec)) spec = kRoot + "/bench/specs/" + t + ".yaml";
+    if (!fs::exists(spec)) spec = kRoot + "/bench/gpu/specs/" + t + ".yaml";
     ++datasets;
     Ran space = ktune("space " + spec + " --json");
     ASSERT_EQ(space.status, 0) << t;

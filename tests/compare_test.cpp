@@ -8,7 +8,8 @@
 #include <set>
 
 #include "search/compare.h"
-#include "search/svg_plot.h"
+#include "tuner/cli/print/compare_json.h"
+#include "tuner/cli/print/svg_plot.h"
 #include "tests/search_landscapes.h"
 
 namespace ktune {

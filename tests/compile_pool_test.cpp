@@ -1,4 +1,4 @@
-// The compile pool (tuner/compile_pool.h): worker processes give the same
+// The compile pool (tuner/compile/pool.h): worker processes give the same
 // results as an in-process Compiler, failures and crashed children are data,
 // cache hits need no child, and results come back per ticket.
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "test_util.h"
-#include "search/error.h"
-#include "tuner/compile_pool.h"
+#include "ktune/error.h"
+#include "tuner/compile/pool.h"
 
 namespace ktune {
 namespace {

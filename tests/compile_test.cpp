@@ -12,9 +12,9 @@
 #include <fstream>
 #include <thread>
 
-#include "search/error.h"
+#include "ktune/error.h"
 #include "tests/test_util.h"
-#include "tuner/compiler.h"
+#include "tuner/compile/compiler.h"
 
 namespace ktune {
 namespace {

@@ -2,7 +2,7 @@
 // evaluation, caching, seeding, truncation, stop reasons, objective direction.
 #include <gtest/gtest.h>
 
-#include "search/cost.h"
+#include "search/strategy/cost.h"
 #include "tests/search_landscapes.h"
 
 namespace ktune {

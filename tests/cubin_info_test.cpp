@@ -7,9 +7,9 @@
 #include <fstream>
 
 #include "tests/test_util.h"
-#include "tuner/compiler.h"
-#include "tuner/cubin_info.h"
-#include "tuner/cubin_sha256.h"
+#include "tuner/compile/compiler.h"
+#include "tuner/compile/cubin_info.h"
+#include "tuner/base/sha256.h"
 
 namespace ktune {
 namespace {

@@ -13,8 +13,10 @@
 #include <iterator>
 #include <thread>
 
+#include "db/kerneltuner.h"
 #include "db/store.h"
-#include "search/error.h"
+#include "db/t4.h"
+#include "ktune/error.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;
@@ -112,7 +114,7 @@ int in_child(F body) {
 TEST(Store, CreatesSchema) {
   TempDir dir;
   Store s(dir.file("k.db"));
-  EXPECT_EQ(s.schema_version(), 3);
+  EXPECT_EQ(s.schema_version(), 4);
   EXPECT_EQ(s.integrity_check(), "ok");
   EXPECT_EQ(count_rows(dir.file("k.db"), "meta"), 2);  // schema_version, created_at
   for (const char* t : {"devices", "kernels", "problem_sizes", "runs", "evaluations", "series", "best"})
@@ -314,7 +316,7 @@ TEST(Store, MigratesVersion1) {
   )sql");
 
   Store s(path);
-  EXPECT_EQ(s.schema_version(), 3);  // 1 -> 2 -> 3
+  EXPECT_EQ(s.schema_version(), 4);  // 1 -> 2 -> 3 -> 4
   EXPECT_EQ(s.integrity_check(), "ok");
   auto best = s.best({});
   ASSERT_EQ(best.size(), 1u);
@@ -327,17 +329,19 @@ TEST(Store, MigratesVersion1) {
   e.power_w = 250.0;
   e.temperature_c = 70.0;
   e.load_ms = 0.25;
+  e.stopped_early = 1;
   s.add_evaluation(1, {1, 1, 1}, e);
   EXPECT_EQ(s.best({})[0].config_key, "64");
   EXPECT_EQ(*s.find({1, 1, 1}, "64")->power_w, 250.0);
   EXPECT_EQ(*s.find({1, 1, 1}, "64")->load_ms, 0.25);
+  EXPECT_EQ(*s.find({1, 1, 1}, "64")->stopped_early, 1);
   EXPECT_EQ(s.results({}).size(), 4u);
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "3");
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "4");
   sqlite3_finalize(st);
   sqlite3_close(db);
 }
@@ -494,4 +498,37 @@ TEST(Store, KillMidRunKeepsEveryCommittedRow) {
   Fixture f = setup(s);
   s.add_evaluation(f.run, f.ids, make_eval(-1, 0.1));
   EXPECT_EQ(s.results({}).size(), rows.size() + 1);
+}
+
+// Every entry of the field table reaches the store's columns and comes back,
+// and reaches each interchange format that names it.
+TEST(Store, EveryFieldOfTheTableRoundTrips) {
+  TempDir dir;
+  Store s(dir.file("k.db"));
+  Fixture f = setup(s);
+  Evaluation e = make_eval(128, 0.5);
+  double value = 1;
+  for (const EvaluationField& field : evaluation_fields()) field.set(e, value++);  // distinct, integral
+  s.add_evaluation(f.run, f.ids, e);
+  auto got = s.find(f.ids, "128,alg_2,True,2.45");
+  ASSERT_TRUE(got);
+  for (const EvaluationField& field : evaluation_fields()) EXPECT_EQ(field.get(*got), field.get(e)) << field.column;
+
+  ResultSet rs;
+  rs.param_names = test_kernel().param_names;
+  rs.param_types = test_kernel().param_types;
+  rs.device_name = "NVIDIA GeForce RTX 3090";
+  rs.kernel_name = "k";
+  rs.problem_size = {4096};
+  rs.evaluations = {e};
+  const Evaluation kt = parse_kernel_tuner(format_kernel_tuner(rs), "kt.json").evaluations.at(0);
+  const Evaluation t4 = parse_t4(format_t4(rs), "t4.json").evaluations.at(0);
+  for (const EvaluationField& field : evaluation_fields()) {
+    if (*field.kernel_tuner) {
+      EXPECT_EQ(field.get(kt), field.get(e)) << "kernel-tuner " << field.column;
+    }
+    if (*field.t4) {
+      EXPECT_EQ(field.get(t4), field.get(e)) << "t4 " << field.column;
+    }
+  }
 }

@@ -10,12 +10,12 @@
 #include <fstream>
 #include <limits>
 
-#include "tuner/driver.h"
-#include "tuner/evaluator.h"
-#include "tuner/gpu_args.h"
-#include "tuner/measure.h"
-#include "tuner/protocol.h"
-#include "tuner/verify.h"
+#include "tuner/gpu/driver.h"
+#include "tuner/gpu/engine.h"
+#include "tuner/gpu/args.h"
+#include "tuner/gpu/measure.h"
+#include "tuner/gpu/protocol.h"
+#include "tuner/gpu/verify.h"
 
 namespace ktune::gpu {
 namespace {
@@ -47,7 +47,7 @@ TEST(Driver, EngineReportsNoDriverWhereThereIsNone) {
   if (probe.state != DriverState::NoDriver) GTEST_SKIP() << "a CUDA driver is installed here";
   EXPECT_TRUE(probe.devices.empty());
   EXPECT_NE(probe.message.find("no CUDA driver"), std::string::npos) << probe.message;
-  GpuEvaluator::Started s = GpuEvaluator::start(0);
+  Engine::Started s = Engine::start(0);
   EXPECT_EQ(s.engine, nullptr);
   EXPECT_EQ(s.state, DriverState::NoDriver);
   EXPECT_NE(s.message.find("no CUDA driver"), std::string::npos) << s.message;
@@ -323,8 +323,8 @@ TEST(Args, TypeNamesAndScalars) {
             (std::vector<std::uint8_t>{0x00, 0x40}));
 }
 
-DeviceInfo h100_like() {
-  DeviceInfo d;
+DeviceProperties h100_like() {
+  DeviceProperties d;
   d.max_block_dim[0] = d.max_block_dim[1] = 1024;
   d.max_block_dim[2] = 64;
   d.max_grid_dim[0] = 2147483647;
@@ -338,8 +338,8 @@ DeviceInfo h100_like() {
 }
 
 TEST(Measure, GeometryLimits) {
-  DeviceInfo d = h100_like();
-  Resources r;
+  DeviceProperties d = h100_like();
+  FunctionAttributes r;
   r.registers = 32;
   r.max_threads_per_block = 1024;
   LaunchGeometry g;

@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "search/expr.h"
-#include "search/expr_ast.h"
+#include "search/expr/expr.h"
+#include "search/expr/ast.h"
 
 namespace ktune::expr {
 namespace {

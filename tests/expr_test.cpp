@@ -8,7 +8,7 @@
 // and as constants (everything folds through the general evaluator).
 #include <gtest/gtest.h>
 
-#include "search/expr.h"
+#include "search/expr/expr.h"
 
 namespace ktune::expr {
 namespace {

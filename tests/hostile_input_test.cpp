@@ -16,9 +16,9 @@
 
 #include <zlib.h>
 
-#include "search/expr.h"
-#include "search/space.h"
-#include "tuner/spec.h"
+#include "search/expr/expr.h"
+#include "search/space/space.h"
+#include "tuner/spec/spec.h"
 #include "test_util.h"
 
 namespace ktune {

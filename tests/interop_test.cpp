@@ -12,7 +12,7 @@
 #include "db/interchange.h"
 #include "db/kerneltuner.h"
 #include "db/t4.h"
-#include "search/error.h"
+#include "ktune/error.h"
 #include "test_util.h"
 
 namespace fs = std::filesystem;

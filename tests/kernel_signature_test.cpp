@@ -5,10 +5,10 @@
 
 #include <fstream>
 
-#include "search/error.h"
+#include "ktune/error.h"
 #include "test_util.h"
-#include "tuner/kernel_signature.h"
-#include "tuner/spec.h"
+#include "tuner/spec/kernel_signature.h"
+#include "tuner/spec/spec.h"
 
 namespace ktune {
 namespace {
@@ -82,7 +82,7 @@ TEST(KernelSignature, MatchingArgumentsAreRunnableAndVectorTypesCountTheirLanes)
   ASSERT_EQ(s.arguments.size(), 5u);
   EXPECT_EQ(s.arguments[1].components, 2);
   EXPECT_EQ(s.arguments[1].size, 2048);  // 1024 float2 are 2048 floats
-  EXPECT_EQ(s.arguments[1].type, ElemType::Float);
+  EXPECT_EQ(s.arguments[1].type, ElemType::F32);
   EXPECT_FALSE(has_note(s, "raw bytes"));
 }
 
@@ -173,7 +173,7 @@ TEST(KernelSignature, VectorTypesOfEveryBase) {
                                  "  - {name: e, type: short2*, size: 64, fill: random}\n"));
   EXPECT_EQ(refusal(s), "");
   const int lanes[] = {4, 2, 2, 4, 2};
-  const ElemType types[] = {ElemType::Int32, ElemType::Double, ElemType::Half, ElemType::UInt8, ElemType::Int16};
+  const ElemType types[] = {ElemType::I32, ElemType::F64, ElemType::F16, ElemType::U8, ElemType::I16};
   for (size_t i = 0; i < 5; ++i) {
     EXPECT_EQ(s.arguments[i].components, lanes[i]) << i;
     EXPECT_EQ(s.arguments[i].size, 64 * lanes[i]) << i;

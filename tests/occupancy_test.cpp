@@ -7,8 +7,8 @@
 
 #include <cuda_occupancy.h>
 
-#include "search/error.h"
-#include "tuner/occupancy.h"
+#include "ktune/error.h"
+#include "tuner/compile/occupancy.h"
 
 namespace ktune {
 namespace {

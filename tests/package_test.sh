@@ -17,5 +17,5 @@ out=$("$prefix/consumer/launcher_example" "$prefix/install/share/ktune/templates
       "$src/examples/data/vector_add_h100.json" 1048576)
 echo "$out"
 echo "$out" | grep -q "choice: NVIDIA H100 80GB HBM3 (sm_90), problem size total 67108864: .*\[exact device: "
-echo "$out" | grep -q "choice: NVIDIA A100-SXM4-80GB (sm_80), .*\[most often best: "
+echo "$out" | grep -q "choice: NVIDIA A100-SXM4-80GB (sm_80), .*\[most portable: "
 echo "package test: find_package(ktune) and ktune::runtime work from $prefix/install"

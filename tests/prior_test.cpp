@@ -5,8 +5,8 @@
 
 #include "db/store.h"
 #include "test_util.h"
-#include "tuner/prior.h"
-#include "tuner/spec.h"
+#include "tuner/tune/prior.h"
+#include "tuner/spec/spec.h"
 
 namespace fs = std::filesystem;
 using namespace ktune;

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "search/compare.h"
-#include "search/cost.h"
-#include "search/space.h"
+#include "search/strategy/cost.h"
+#include "search/space/space.h"
 
 namespace ktune::testing_landscapes {
 

@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "search/space.h"
+#include "search/space/space.h"
 
 namespace ktune {
 namespace {

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tuner/spec.h"
+#include "tuner/spec/spec.h"
 
 namespace ktune {
 namespace {

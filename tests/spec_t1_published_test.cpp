@@ -6,9 +6,9 @@
 
 #include <fstream>
 
-#include "search/error.h"
+#include "ktune/error.h"
 #include "test_util.h"
-#include "tuner/spec.h"
+#include "tuner/spec/spec.h"
 
 namespace ktune {
 namespace {

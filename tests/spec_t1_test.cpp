@@ -3,7 +3,7 @@
 // sizes, budgets and launch geometry.
 #include <gtest/gtest.h>
 
-#include "tuner/spec.h"
+#include "tuner/spec/spec.h"
 
 namespace ktune {
 namespace {

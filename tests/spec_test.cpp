@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tuner/spec.h"
+#include "tuner/spec/spec.h"
 
 namespace ktune {
 namespace {
@@ -95,12 +95,12 @@ TEST(SpecYaml, FullSpecArguments) {
   const auto& a = s.arguments;
   ASSERT_EQ(a.size(), 9u);
   EXPECT_TRUE(a[0].pointer);
-  EXPECT_EQ(a[0].type, ElemType::Float);
+  EXPECT_EQ(a[0].type, ElemType::F32);
   EXPECT_EQ(a[0].size, 1024 * 2048);
   EXPECT_EQ(a[0].fill.kind, ArgFill::Kind::Zeros);
   EXPECT_TRUE(a[0].output);
   EXPECT_FALSE(a[0].read_write);
-  EXPECT_EQ(a[1].type, ElemType::Double);
+  EXPECT_EQ(a[1].type, ElemType::F64);
   EXPECT_EQ(a[1].fill.kind, ArgFill::Kind::Constant);
   EXPECT_EQ(a[1].fill.value, Value(0.5));
   EXPECT_TRUE(a[1].read_write);
@@ -108,22 +108,22 @@ TEST(SpecYaml, FullSpecArguments) {
   EXPECT_EQ(a[2].fill.seed, std::optional<uint64_t>(3));
   EXPECT_EQ(a[2].fill.lo, std::optional<double>(-1));
   EXPECT_EQ(a[2].fill.hi, std::optional<double>(1));
-  EXPECT_EQ(a[3].type, ElemType::Int32);
+  EXPECT_EQ(a[3].type, ElemType::I32);
   EXPECT_EQ(a[3].fill.kind, ArgFill::Kind::Sequence);
   EXPECT_EQ(a[3].fill.start, 10);
   EXPECT_EQ(a[3].fill.step, 2);
-  EXPECT_EQ(a[4].type, ElemType::Half);
+  EXPECT_EQ(a[4].type, ElemType::F16);
   ASSERT_EQ(a[4].fill.kind, ArgFill::Kind::Generator);
   Value i9[] = {Value(9)};
   EXPECT_EQ(a[4].fill.generator_code.eval(i9), Value(2));
   EXPECT_EQ(a[5].fill.kind, ArgFill::Kind::File);
   EXPECT_TRUE(a[5].fill.path.ends_with("good/full_data.bin"));
-  EXPECT_EQ(a[6].type, ElemType::BFloat16);
+  EXPECT_EQ(a[6].type, ElemType::BF16);
   EXPECT_EQ(a[6].fill.kind, ArgFill::Kind::Random);  // no fill given: random, never silently zeros
   EXPECT_FALSE(a[6].fill.seed.has_value());
   EXPECT_FALSE(a[7].pointer);
   EXPECT_EQ(a[7].value, Value(1024 * 2048));
-  EXPECT_EQ(a[8].type, ElemType::Float);
+  EXPECT_EQ(a[8].type, ElemType::F32);
   EXPECT_TRUE(a[8].value.is_float());
   EXPECT_EQ(a[8].value, Value(1.0));
 }

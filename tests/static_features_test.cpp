@@ -1,13 +1,13 @@
 // The compile features a tuning run on a GPU gives the strategies
-// (tuner/static_features.h): compiled through NVRTC here, no GPU needed, and
+// (tuner/tune/static_features.h): compiled through NVRTC here, no GPU needed, and
 // the same figures `ktune compile` reports and a measurement stores.
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "test_util.h"
-#include "tuner/compile_pool.h"
-#include "tuner/static_features.h"
+#include "tuner/compile/pool.h"
+#include "tuner/tune/static_features.h"
 
 namespace ktune {
 namespace {

@@ -8,9 +8,9 @@
 #include <limits>
 #include <set>
 
-#include "search/cost.h"
-#include "search/gp.h"
-#include "search/strategy.h"
+#include "search/strategy/cost.h"
+#include "search/strategy/model/gp.h"
+#include "search/strategy/strategy.h"
 #include "tests/search_landscapes.h"
 
 namespace ktune {

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <random>
 
-#include "tuner/compiler.h"
-#include "tuner/kernel_build.h"
-#include "tuner/spec.h"
+#include "tuner/compile/compiler.h"
+#include "tuner/tune/kernel_build.h"
+#include "tuner/spec/spec.h"
 
 namespace ktune {
 namespace {

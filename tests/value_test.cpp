@@ -6,7 +6,7 @@
 #include <limits>
 #include <unordered_set>
 
-#include "search/value.h"
+#include "search/expr/value.h"
 
 namespace ktune {
 namespace {

@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "tests/test_util.h"
-#include "tuner/verify_device.h"
+#include "tuner/gpu/verify_device.h"
 
 namespace ktune::gpu {
 namespace {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "tuner/verify.h"
+#include "tuner/gpu/verify.h"
 
 namespace ktune::gpu {
 namespace {

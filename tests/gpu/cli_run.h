@@ -12,7 +12,7 @@
 
 #include <unistd.h>
 
-#include "tuner/evaluator.h"
+#include "tuner/gpu/engine.h"
 
 namespace ktune::gpu_test {
 

@@ -14,7 +14,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tuner/evaluator.h"
+#include "tuner/gpu/engine.h"
 
 namespace ktune::gpu {
 namespace {
@@ -80,12 +80,12 @@ std::vector<ArgSpec> vector_args(int n) {
           ArgSpec::scalar_int("n", ElemType::I32, n)};
 }
 
-class Engine : public ::testing::Test {
+class EngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     probe_ = new DeviceProbe(probe_devices());
     if (probe_->state != DriverState::Ready || probe_->devices.empty()) return;
-    GpuEvaluator::Started s = GpuEvaluator::start(0);
+    Engine::Started s = Engine::start(0);
     why_ = s.message;
     engine_ = s.engine.release();
     if (!engine_) return;
@@ -128,7 +128,7 @@ class Engine : public ::testing::Test {
     Job ref = job(*good_, "vector_add", 256);
     ref.capture_outputs = true;
     ref.measure = false;
-    Result r = engine_->evaluate(ref);
+    Result r = engine_->run(ref);
     ASSERT_EQ(r.status, Status::Ok) << r.reason;
     ASSERT_EQ(r.outputs.size(), 1u);
     std::vector<std::uint8_t> a = fill_host(ref.args[1]), b = fill_host(ref.args[2]);
@@ -144,20 +144,20 @@ class Engine : public ::testing::Test {
   }
 
   static DeviceProbe* probe_;
-  static GpuEvaluator* engine_;
+  static Engine* engine_;
   static std::string why_;
   static std::vector<std::uint8_t>*good_, *fault_, *hang_, *wrong_;
 };
 
-DeviceProbe* Engine::probe_ = nullptr;
-GpuEvaluator* Engine::engine_ = nullptr;
-std::string Engine::why_;
-std::vector<std::uint8_t>*Engine::good_ = nullptr, *Engine::fault_ = nullptr,
-                          *Engine::hang_ = nullptr, *Engine::wrong_ = nullptr;
+DeviceProbe* EngineTest::probe_ = nullptr;
+Engine* EngineTest::engine_ = nullptr;
+std::string EngineTest::why_;
+std::vector<std::uint8_t>*EngineTest::good_ = nullptr, *EngineTest::fault_ = nullptr,
+                          *EngineTest::hang_ = nullptr, *EngineTest::wrong_ = nullptr;
 
-TEST_F(Engine, DevicesAreListed) {
+TEST_F(EngineTest, DevicesAreListed) {
   ASSERT_FALSE(probe_->devices.empty());
-  const DeviceInfo& d = engine_->device();
+  const DeviceProperties& d = engine_->device();
   EXPECT_FALSE(d.name.empty());
   EXPECT_EQ(d.uuid.rfind("GPU-", 0), 0u) << d.uuid;
   EXPECT_GE(d.cc_major, 5);
@@ -175,11 +175,11 @@ TEST_F(Engine, DevicesAreListed) {
               d.uuid.c_str());
 }
 
-TEST_F(Engine, VectorAddIsMeasuredAndVerified) {
+TEST_F(EngineTest, VectorAddIsMeasuredAndVerified) {
   set_reference();
   Job j = job(*good_, "vector_add_strided", 256);
   j.verify = true;
-  Result r = engine_->evaluate(j);
+  Result r = engine_->run(j);
   ASSERT_EQ(r.status, Status::Ok) << r.reason;
   const Timing& t = r.timing;
   EXPECT_GT(t.median_ms, 0);
@@ -199,7 +199,7 @@ TEST_F(Engine, VectorAddIsMeasuredAndVerified) {
               r.sensors.power_mw / 1000.0, r.sensors.throttled() ? " THROTTLED" : "");
 
   j.measure_options.cold = true;
-  Result cold = engine_->evaluate(j);
+  Result cold = engine_->run(j);
   ASSERT_EQ(cold.status, Status::Ok) << cold.reason;
   EXPECT_TRUE(cold.timing.cold);
   EXPECT_EQ(cold.timing.launches_per_sample, 1);
@@ -207,30 +207,30 @@ TEST_F(Engine, VectorAddIsMeasuredAndVerified) {
               100 * cold.timing.noise);
 }
 
-TEST_F(Engine, OverLimitLaunchesAreInvalid) {
+TEST_F(EngineTest, OverLimitLaunchesAreInvalid) {
   Job j = job(*good_, "vector_add", 2048);
-  Result r = engine_->evaluate(j);
+  Result r = engine_->run(j);
   EXPECT_EQ(r.status, Status::Invalid);
   EXPECT_NE(r.reason.find("block.x"), std::string::npos) << r.reason;
   j.geometry.block = {512, 4, 1};
-  r = engine_->evaluate(j);
+  r = engine_->run(j);
   EXPECT_EQ(r.status, Status::Invalid);
   EXPECT_NE(r.reason.find("threads per block"), std::string::npos) << r.reason;
 
   Job s = job(*good_, "vector_add_smem", 256);
   s.geometry.dynamic_smem = engine_->device().smem_per_block_optin + 1024;
-  r = engine_->evaluate(s);
+  r = engine_->run(s);
   EXPECT_EQ(r.status, Status::Invalid);
   EXPECT_NE(r.reason.find("shared memory"), std::string::npos) << r.reason;
   s.geometry.dynamic_smem = 100 * 1024;  // needs the opt-in attribute raised
-  r = engine_->evaluate(s);
+  r = engine_->run(s);
   EXPECT_EQ(r.status, Status::Ok) << r.reason;
 }
 
-TEST_F(Engine, FaultingKernelsAreRuntimeErrorsAndTheEngineCarriesOn) {
+TEST_F(EngineTest, FaultingKernelsAreRuntimeErrorsAndTheEngineCarriesOn) {
   set_reference();
   const int before = engine_->restarts();
-  Result r = engine_->evaluate(job(*fault_, "write_out_of_bounds", 256));
+  Result r = engine_->run(job(*fault_, "write_out_of_bounds", 256));
   EXPECT_EQ(r.status, Status::RuntimeError);
   EXPECT_NE(r.reason.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << r.reason;
   EXPECT_EQ(engine_->restarts(), before + 1);
@@ -239,38 +239,38 @@ TEST_F(Engine, FaultingKernelsAreRuntimeErrorsAndTheEngineCarriesOn) {
   // The fresh worker gets the expected outputs again and verifies.
   Job next = job(*good_, "vector_add_strided", 128);
   next.verify = true;
-  r = engine_->evaluate(next);
+  r = engine_->run(next);
   EXPECT_EQ(r.status, Status::Ok) << r.reason;
 
-  r = engine_->evaluate(job(*fault_, "trap_instruction", 64, 64));
+  r = engine_->run(job(*fault_, "trap_instruction", 64, 64));
   EXPECT_EQ(r.status, Status::RuntimeError);
   std::printf("trap: %s\n", r.reason.c_str());
-  r = engine_->evaluate(next);
+  r = engine_->run(next);
   EXPECT_EQ(r.status, Status::Ok) << r.reason;
 }
 
-TEST_F(Engine, HangingKernelTimesOutAndTheEngineCarriesOn) {
-  Result warm = engine_->evaluate(job(*good_, "vector_add", 256));
+TEST_F(EngineTest, HangingKernelTimesOutAndTheEngineCarriesOn) {
+  Result warm = engine_->run(job(*good_, "vector_add", 256));
   ASSERT_EQ(warm.status, Status::Ok) << warm.reason;  // sets a best time: 1 s deadline
   Job h = job(*hang_, "spin_forever", 32, 32);
   h.args = {ArgSpec::buffer("flag", ElemType::I32, 1, Fill::zeros()),
             ArgSpec::buffer("out", ElemType::F32, 32, Fill::zeros(), true),
             ArgSpec::scalar_int("n", ElemType::I32, 32)};
   const int before = engine_->restarts();
-  Result r = engine_->evaluate(h);
+  Result r = engine_->run(h);
   EXPECT_EQ(r.status, Status::Timeout) << r.reason;
   EXPECT_LT(r.wall_ms, 10000);
   EXPECT_EQ(engine_->restarts(), before + 1);
   std::printf("hang: %s (%.0f ms)\n", r.reason.c_str(), r.wall_ms);
-  r = engine_->evaluate(job(*good_, "vector_add", 256));
+  r = engine_->run(job(*good_, "vector_add", 256));
   EXPECT_EQ(r.status, Status::Ok) << r.reason;
 }
 
-TEST_F(Engine, WrongAnswersNameTheWorstElement) {
+TEST_F(EngineTest, WrongAnswersNameTheWorstElement) {
   set_reference();
   Job j = job(*wrong_, "add_off_by_one", 256);
   j.verify = true;
-  Result r = engine_->evaluate(j);
+  Result r = engine_->run(j);
   ASSERT_EQ(r.status, Status::WrongResult) << r.reason;
   ASSERT_TRUE(r.mismatch.has_value());
   EXPECT_EQ(r.mismatch->buffer, "c");
@@ -280,7 +280,7 @@ TEST_F(Engine, WrongAnswersNameTheWorstElement) {
   std::printf("off by one: %s\n", r.reason.c_str());
 
   j.kernel_name = "add_skips_last";
-  r = engine_->evaluate(j);
+  r = engine_->run(j);
   ASSERT_EQ(r.status, Status::WrongResult) << r.reason;
   ASSERT_TRUE(r.mismatch.has_value());
   EXPECT_EQ(r.mismatch->index, static_cast<std::uint64_t>(kN - 1));

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "ktune/launcher.h"
-#include "tuner/driver.h"
+#include "tuner/gpu/driver.h"
 
 namespace fs = std::filesystem;
 using namespace ktune;

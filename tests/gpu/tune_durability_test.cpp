@@ -27,7 +27,8 @@ using ktune::gpu_test::scratch_db;
 using ktune::gpu_test::tests_dir;
 using ktune::gpu_test::tune_summary;
 
-// Rows in the evaluations table; 0 while the database does not exist yet.
+// Configurations with a row in the evaluations table (a run's final
+// re-measure adds rows, not configurations); 0 while the database does not exist yet.
 int64_t evaluations(const fs::path& db) {
   if (!fs::exists(db)) return 0;
   sqlite3* h = nullptr;
@@ -35,7 +36,7 @@ int64_t evaluations(const fs::path& db) {
   if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
     sqlite3_busy_timeout(h, 1000);
     sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(h, "SELECT count(*) FROM evaluations", -1, &s, nullptr) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(h, "SELECT count(DISTINCT config_key) FROM evaluations", -1, &s, nullptr) == SQLITE_OK &&
         sqlite3_step(s) == SQLITE_ROW)
       n = sqlite3_column_int64(s, 0);
     sqlite3_finalize(s);

@@ -17,8 +17,8 @@
 #include <memory>
 #include <random>
 
-#include "tuner/evaluator.h"
-#include "tuner/verify_device.h"
+#include "tuner/gpu/engine.h"
+#include "tuner/gpu/verify_device.h"
 
 namespace ktune::gpu {
 namespace {
@@ -96,7 +96,7 @@ class VerifyOnDevice : public ::testing::Test {
       check(*api_, api_->cuDeviceGetCount(&count), "cuDeviceGetCount");
       if (count == 0) return;
       context_ = new PrimaryContext(*api_, 0);
-      device_ = new DeviceInfo(query_device(*api_, 0, d.cuda_version));
+      device_ = new DeviceProperties(query_device(*api_, 0, d.cuda_version));
       verifier_ = new DeviceVerifier(*api_, *device_);
     } catch (const Error& e) {
       why_ = e.message();
@@ -140,7 +140,7 @@ class VerifyOnDevice : public ::testing::Test {
   static std::string why_;
   static const CudaApi* api_;
   static PrimaryContext* context_;
-  static DeviceInfo* device_;
+  static DeviceProperties* device_;
   static DeviceVerifier* verifier_;
 };
 
@@ -148,7 +148,7 @@ DriverState VerifyOnDevice::state_ = DriverState::NoDriver;
 std::string VerifyOnDevice::why_;
 const CudaApi* VerifyOnDevice::api_ = nullptr;
 PrimaryContext* VerifyOnDevice::context_ = nullptr;
-DeviceInfo* VerifyOnDevice::device_ = nullptr;
+DeviceProperties* VerifyOnDevice::device_ = nullptr;
 DeviceVerifier* VerifyOnDevice::verifier_ = nullptr;
 
 // Over 2^20 elements: the host compares on several threads, so its merge is tested too.
@@ -368,13 +368,14 @@ TEST_F(VerifyOnDevice, OutputsArePoisonedAndRestoredOnTheDevice) {
   }
 }
 
-// The issue this answers: a verified vector_add with a 256 MiB output cost
-// ~320 ms per configuration outside the kernel. Through the real worker, with
+// Why outputs are verified on the device: copied back and compared on the
+// host, a verified vector_add with a 256 MiB output cost ~320 ms per
+// configuration outside the kernel. Through the real worker, with
 // no timing: what a configuration costs on top of its one run.
 TEST_F(VerifyOnDevice, VerifiedRunThroughTheWorkerIsCheap) {
-  GpuEvaluator::Started s = GpuEvaluator::start(0);
+  Engine::Started s = Engine::start(0);
   ASSERT_NE(s.engine, nullptr) << s.message;
-  GpuEvaluator& engine = *s.engine;
+  Engine& engine = *s.engine;
   CompileRequest req;
   req.source = R"(extern "C" __global__ void vector_add(float* c, const float* a, const float* b, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -395,14 +396,14 @@ TEST_F(VerifyOnDevice, VerifiedRunThroughTheWorkerIsCheap) {
             ArgSpec::buffer("b", ElemType::F32, n), ArgSpec::scalar_int("n", ElemType::I32, n)};
   j.measure = false;
   j.capture_outputs = true;
-  Result ref = engine.evaluate(j);
+  Result ref = engine.run(j);
   ASSERT_EQ(ref.status, Status::Ok) << ref.reason;
   engine.set_expected(ref.outputs);
   j.capture_outputs = false;
   j.verify = true;
   double best_ms = 1e9;
   for (int k = 0; k < 6; ++k) {  // the first one uploads the expected outputs
-    Result r = engine.evaluate(j);
+    Result r = engine.run(j);
     ASSERT_EQ(r.status, Status::Ok) << r.reason;
     if (k > 0) best_ms = std::min(best_ms, r.wall_ms);
   }
@@ -412,7 +413,7 @@ TEST_F(VerifyOnDevice, VerifiedRunThroughTheWorkerIsCheap) {
 
   // A wrong element through the same path names itself.
   j.geometry.grid = {n / 256 - 1, 1, 1};  // the last block never runs: its outputs stay poisoned
-  Result bad = engine.evaluate(j);
+  Result bad = engine.run(j);
   ASSERT_EQ(bad.status, Status::WrongResult) << bad.reason;
   ASSERT_TRUE(bad.mismatch.has_value());
   EXPECT_EQ(bad.mismatch->index, static_cast<std::uint64_t>(n - 256));

@@ -13,14 +13,14 @@
 #include <mutex>
 #include <sstream>
 
-#include "db/deploy_export.h"
+#include "db/export/deploy.h"
 #include "db/interchange.h"
 #include "db/store.h"
-#include "tuner/compiler.h"
-#include "tuner/driver.h"
-#include "tuner/kernel_build.h"
-#include "tuner/measure.h"
-#include "tuner/spec.h"
+#include "tuner/compile/compiler.h"
+#include "tuner/gpu/driver.h"
+#include "tuner/tune/kernel_build.h"
+#include "tuner/gpu/measure.h"
+#include "tuner/spec/spec.h"
 
 namespace ktune {
 namespace {
@@ -203,9 +203,14 @@ Launcher::Impl::Decision Launcher::Impl::decide(const Spec& spec, const std::str
     if (missing.empty()) {
       config = std::move(chosen);
       c.match = db::to_string(sel.match);
-      c.source = sel.entry.device + ", problem size " + size_text(sel.entry.problem_size) + ", " +
-                 std::to_string(sel.entry.time_ms) + " ms, " + sel.entry.timestamp +
-                 (sel.entry.run_id ? ", run " + std::to_string(*sel.entry.run_id) : std::string());
+      if (sel.portable)  // no device: measured on every device, worst ratio to their optima
+        c.source = "problem size " + size_text(sel.portable->problem_size) + ", worst " +
+                   std::to_string(sel.portable->worst) + " x the optimum of " +
+                   std::to_string(sel.portable->devices.size()) + " device(s), PP " + std::to_string(sel.portable->pp);
+      else
+        c.source = sel.entry.device + ", problem size " + size_text(sel.entry.problem_size) + ", " +
+                   std::to_string(sel.entry.time_ms) + " ms, " + sel.entry.timestamp +
+                   (sel.entry.run_id ? ", run " + std::to_string(*sel.entry.run_id) : std::string());
     } else {
       report("warning: the results for '" + kernel + "' lack parameter(s) " + missing +
              " of the spec; using the spec defaults");

@@ -1,0 +1,195 @@
+#include "search/strategy/cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+namespace ktune {
+
+const char* stop_reason_name(StopReason r) {
+  switch (r) {
+    case StopReason::MaxFevals: return "max_fevals";
+    case StopReason::TimeLimit: return "time_limit";
+    case StopReason::StrategyDone: return "strategy_done";
+    case StopReason::SpaceExhausted: return "space_exhausted";
+    case StopReason::NoProgress: return "no_progress";
+  }
+  return "unknown";
+}
+
+CostLayer::CostLayer(const SearchSpace& space, Budget budget, EvaluateEach evaluate, bool higher_is_better,
+                     CostOptions options)
+    : space_(&space),
+      budget_(budget),
+      evaluate_(std::move(evaluate)),
+      higher_is_better_(higher_is_better),
+      options_(std::move(options)) {
+  if (options_.batch_size == 0) options_.batch_size = 1;
+  if (options_.max_stale_proposals == 0) options_.max_stale_proposals = 1;
+}
+
+namespace {
+
+std::vector<EvalOutcome> checked(const CostLayer::Evaluate& f, std::span<const Config> cs) {
+  std::vector<EvalOutcome> out = f(cs);
+  if (out.size() != cs.size())
+    throw Error::failed("internal: evaluation returned " + std::to_string(out.size()) + " results for " +
+                        std::to_string(cs.size()) + " configurations");
+  return out;
+}
+
+}  // namespace
+
+// Without a time limit the whole batch goes to `evaluate` at once (it may
+// batch work); with one, a configuration at a time, so that none is measured
+// after the limit.
+CostLayer::CostLayer(const SearchSpace& space, Budget budget, Evaluate evaluate, bool higher_is_better,
+                     CostOptions options)
+    : CostLayer(space, budget,
+                EvaluateEach([f = std::move(evaluate), timed = budget.time_limit_s > 0](std::span<const Config> cs,
+                                                                                       const Done& done) {
+                  if (!timed) {
+                    const std::vector<EvalOutcome> out = checked(f, cs);
+                    for (size_t i = 0; i < out.size(); ++i) done(i, out[i]);
+                    return;
+                  }
+                  for (size_t i = 0; i < cs.size(); ++i)
+                    if (!done(i, checked(f, cs.subspan(i, 1)).front())) return;
+                }),
+                higher_is_better, std::move(options)) {}
+
+void CostLayer::seed(const Config& config, const EvalOutcome& outcome) {
+  // A result for a configuration this space does not allow is not knowledge
+  // about this space (e.g. restrictions changed since it was measured).
+  if (config.size() != space_->parameters().size() || !space_->is_valid(config)) return;
+  known_.emplace(config, outcome);
+}
+
+std::optional<double> CostLayer::internal(std::optional<double> user) const {
+  if (!user || !std::isfinite(*user)) return std::nullopt;
+  return higher_is_better_ ? -*user : *user;
+}
+
+double CostLayer::elapsed(const RunResult& r, double start) const {
+  return options_.clock ? options_.clock() - start : r.elapsed_s;
+}
+
+bool CostLayer::budget_left(const RunResult& r, double start) const {
+  if (budget_.max_fevals && r.fevals >= budget_.max_fevals) return false;
+  return !(budget_.time_limit_s > 0 && elapsed(r, start) >= budget_.time_limit_s);
+}
+
+void CostLayer::record(RunResult& r, const Config& c, const EvalOutcome& o, bool seeded, double start,
+                       const OnTrace& on_trace) {
+  std::optional<double> score = o.score && std::isfinite(*o.score) ? o.score : std::nullopt;
+  cache_[c] = Cached{score};
+  ++r.fevals;
+  if (!seeded) r.elapsed_s += std::max(o.cost_s, 0.0);
+  if (score && (!r.best_score || *internal(score) < *internal(r.best_score))) {
+    r.best_score = score;
+    r.best_config = c;
+  }
+  TraceEntry e{c, score, r.fevals, options_.clock ? elapsed(r, start) : r.elapsed_s, r.best_score, seeded};
+  if (on_trace) on_trace(e);
+  r.trace.push_back(std::move(e));
+}
+
+void CostLayer::evaluate_new(RunResult& r, std::vector<Config>& fresh, double start, const OnTrace& on_trace) {
+  if (fresh.empty()) return;
+  std::vector<bool> told(fresh.size(), false);
+  evaluate_(fresh, [&](size_t i, const EvalOutcome& o) {
+    if (i >= fresh.size() || told[i])
+      throw Error::failed("internal: evaluation reported configuration " + std::to_string(i) + " of a batch of " +
+                          std::to_string(fresh.size()) + (i < fresh.size() ? " twice" : ""));
+    told[i] = true;
+    record(r, fresh[i], o, false, start, on_trace);
+    return budget_left(r, start);
+  });
+}
+
+RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
+  RunResult r;
+  cache_.clear();
+  unrecorded_.clear();
+  const double start = options_.clock ? options_.clock() : 0.0;
+  const uint64_t valid = options_.recorded ? options_.recorded_count : space_->count_valid();
+  uint64_t stale = 0;
+  for (;;) {
+    if (cache_.size() >= valid) {
+      r.stop = StopReason::SpaceExhausted;
+      break;
+    }
+    if (!budget_left(r, start)) {
+      r.stop = budget_.max_fevals && r.fevals >= budget_.max_fevals ? StopReason::MaxFevals : StopReason::TimeLimit;
+      break;
+    }
+    std::vector<Config> batch = strategy.propose(options_.batch_size);
+    ++r.proposals;
+    if (batch.empty()) {
+      r.stop = StopReason::StrategyDone;
+      break;
+    }
+    // A proposal takes time on a wall clock (model_rank compiles features):
+    // when that spent the budget, nothing of the batch starts.
+    if (options_.clock && !budget_left(r, start)) {
+      r.stop = StopReason::TimeLimit;
+      break;
+    }
+    std::vector<Config> fresh;
+    std::unordered_set<Config, ConfigHash> in_batch;
+    std::vector<Config> unrecorded;
+    const uint64_t before = r.fevals;
+    for (const Config& c : batch) {
+      if (c.size() != space_->parameters().size() || !space_->is_valid(c))
+        throw Error::failed("internal: the strategy proposed an invalid configuration " +
+                            (c.size() == space_->parameters().size() ? space_->key(c) : std::string("(wrong size)")));
+      if (cache_.count(c) || unrecorded_.count(c)) {
+        ++r.cache_hits;
+      } else if (auto k = known_.find(c); k != known_.end()) {
+        if (budget_left(r, start)) record(r, c, {k->second.score, 0.0}, true, start, on_trace);
+      } else if (options_.recorded && !options_.recorded(c)) {
+        unrecorded.push_back(c);
+      } else if (in_batch.insert(c).second) {
+        fresh.push_back(c);
+      }
+    }
+    size_t new_unrecorded = 0;  // news to the strategy too, though not evaluations
+    for (const Config& c : unrecorded)
+      if (unrecorded_.insert(c).second) ++r.not_recorded, ++new_unrecorded;
+    if (budget_.max_fevals && fresh.size() > budget_.max_fevals - r.fevals)
+      fresh.resize(budget_.max_fevals - r.fevals);
+    if (!budget_left(r, start)) fresh.clear();
+    stale = fresh.empty() && new_unrecorded == 0 && r.fevals == before ? stale + 1 : 0;
+    evaluate_new(r, fresh, start, on_trace);
+    std::vector<Observation> obs;
+    for (const Config& c : batch) {
+      if (unrecorded_.count(c)) {
+        obs.push_back({c, std::nullopt});
+        continue;
+      }
+      auto it = cache_.find(c);
+      if (it == cache_.end()) break;  // truncated by the budget: the run ends
+      obs.push_back({c, internal(it->second.score)});
+    }
+    strategy.observe(obs);
+    if (stale >= options_.max_stale_proposals) {
+      r.stop = StopReason::NoProgress;
+      break;
+    }
+  }
+  r.elapsed_s = elapsed(r, start);
+  return r;
+}
+
+void CompileLedger::asked(const Config& c, double compile_s) {
+  if (compiled_.insert(c).second) pending_s_ += compile_s;
+}
+
+double CompileLedger::measured(const Config& c, double cost_s, double compile_s) {
+  const double paid = compiled_.insert(c).second ? 0.0 : std::min(compile_s, cost_s);
+  const double charged = cost_s - paid + pending_s_;
+  pending_s_ = 0;
+  return charged;
+}
+
+}  // namespace ktune

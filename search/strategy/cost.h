@@ -1,0 +1,159 @@
+// The cost layer: the one place that spends tuning budget.
+//
+// CostLayer::run() drives a Strategy: it asks for a batch, answers the
+// configurations it has already measured from its cache (free, not counted),
+// measures the new ones with one call of the evaluate callback (which reports
+// each as it is done), tells the strategy every result, and keeps a trace.
+// Rules:
+//   * an evaluation = one measured configuration, failed ones included; a
+//     repeat answered from the cache is not one. max_fevals is never exceeded:
+//     a batch is truncated to the evaluations left.
+//   * the time budget is spent when the summed cost_s of the measured
+//     configurations (or the injected clock, CostOptions::clock) reaches
+//     time_limit_s. It is checked after every evaluation, inside a batch too:
+//     the one that reaches the limit is the last, none starts after it. On a
+//     wall clock it is also checked after each proposal, which can take time
+//     (model_rank compiles features): a batch proposed past the limit is not
+//     measured.
+//   * configurations pre-loaded with seed() (known results: a resumed run, or
+//     another strategy's run on the same database) are answered when the
+//     strategy proposes one, at no time cost, and then count as an evaluation
+//     (trace entry `seeded`), as Kernel Tuner counts a cache hit toward
+//     max_fevals: a run's budget is the configurations its strategy visits,
+//     so a second strategy on the same database gets its whole budget, and a
+//     resumed deterministic run retraces its path for free.
+//   * the run also stops when the strategy proposes nothing, when every valid
+//     configuration has been measured, or after max_stale_proposals proposals
+//     in a row with nothing new (a strategy looping on the cache).
+//   * with CostOptions::recorded set (a replay of a partial recording), a
+//     configuration outside it is answered as failed at no cost, is not an
+//     evaluation and is not in the trace (RunResult::not_recorded counts
+//     them); the space is exhausted when every recorded one is measured.
+// Scores are negated for higher-is-better objectives so strategies always
+// minimise; the trace reports the user's objective. A strategy proposing an
+// invalid configuration is a bug: Error::failed. Deterministic when evaluate
+// is; one CostLayer is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "search/space/space.h"
+#include "search/strategy/strategy.h"
+
+namespace ktune {
+
+struct Budget {
+  uint64_t max_fevals = 0;   // 0 = unlimited
+  double time_limit_s = 0;   // 0 = unlimited
+};
+
+struct EvalOutcome {
+  std::optional<double> score;  // the user's objective; nullopt = failed
+  double cost_s = 0;            // time this evaluation took: compile + benchmark + framework
+};
+
+struct CostOptions {
+  size_t batch_size = 1;                 // configurations asked from the strategy per proposal
+  uint64_t max_stale_proposals = 1000;   // proposals in a row with nothing new before giving up
+  std::function<double()> clock;         // seconds; when set, the time budget is wall time on it
+  // The configurations a replay can answer, where that is not all of the
+  // space (an interrupted recording), and how many valid ones it holds.
+  std::function<bool(const Config&)> recorded;
+  uint64_t recorded_count = 0;
+};
+
+enum class StopReason { MaxFevals, TimeLimit, StrategyDone, SpaceExhausted, NoProgress };
+const char* stop_reason_name(StopReason r);  // "max_fevals", "time_limit", ...
+
+struct TraceEntry {
+  Config config;
+  std::optional<double> score;      // the user's objective; nullopt = failed
+  uint64_t fevals = 0;              // evaluations counted so far, this one included
+  double elapsed_s = 0;             // cumulative cost (time budget units)
+  std::optional<double> best;       // best objective so far (user units)
+  bool seeded = false;              // answered from seed(): reused, not measured in this run
+};
+
+struct RunResult {
+  std::vector<TraceEntry> trace;
+  StopReason stop = StopReason::StrategyDone;
+  uint64_t fevals = 0;
+  double elapsed_s = 0;
+  std::optional<Config> best_config;
+  std::optional<double> best_score;  // user units
+  uint64_t proposals = 0, cache_hits = 0;
+  uint64_t not_recorded = 0;  // proposed, outside CostOptions::recorded: answered as failed, not counted
+};
+
+class CostLayer {
+ public:
+  // Told of configuration `index` of the batch as it is measured, in any
+  // order; false once the time budget is spent: start no more of the batch.
+  using Done = std::function<bool(size_t index, const EvalOutcome&)>;
+  // Measures a batch, calling done once per configuration it measures; it
+  // may return with some unmeasured after done said false. A GPU run's
+  // evaluator is one of these.
+  using EvaluateEach = std::function<void(std::span<const Config>, const Done& done)>;
+  // Measures a batch at once, one outcome per configuration (replays, tests).
+  // With a time limit the layer hands it one configuration at a time.
+  using Evaluate = std::function<std::vector<EvalOutcome>(std::span<const Config>)>;
+  using OnTrace = std::function<void(const TraceEntry&)>;
+
+  // REQUIRES: space outlives the layer.
+  CostLayer(const SearchSpace& space, Budget budget, EvaluateEach evaluate, bool higher_is_better,
+            CostOptions options = {});
+  CostLayer(const SearchSpace& space, Budget budget, Evaluate evaluate, bool higher_is_better,
+            CostOptions options = {});
+
+  // A known result: answered from the cache; see the rules above. Call before run().
+  void seed(const Config& config, const EvalOutcome& outcome);
+
+  // Runs the strategy to a stop. on_trace (optional) hears every trace entry.
+  RunResult run(Strategy& strategy, const OnTrace& on_trace = {});
+
+ private:
+  struct Cached {
+    std::optional<double> score;  // user units
+  };
+  bool budget_left(const RunResult& r, double start) const;
+  double elapsed(const RunResult& r, double start) const;
+  void record(RunResult& r, const Config& c, const EvalOutcome& o, bool seeded, double start,
+              const OnTrace& on_trace);
+  std::optional<double> internal(std::optional<double> user) const;
+  void evaluate_new(RunResult& r, std::vector<Config>& fresh, double start, const OnTrace& on_trace);
+
+  const SearchSpace* space_;
+  Budget budget_;
+  EvaluateEach evaluate_;
+  bool higher_is_better_;
+  CostOptions options_;
+  std::unordered_map<Config, Cached, ConfigHash> cache_;
+  std::unordered_set<Config, ConfigHash> unrecorded_;
+  std::unordered_map<Config, EvalOutcome, ConfigHash> known_;  // seed()
+};
+
+// What compile features cost in a replay, so that its recorded-time axis is
+// what a GPU run costs. On a GPU host a features request compiles the
+// configuration (its recorded compile time), and measuring it later finds the
+// cubin in the cache. measured() charges a measurement its recorded cost less
+// the compile already paid, plus the feature compiles asked for since the
+// last measurement (a replay's time advances only with evaluations).
+class CompileLedger {
+ public:
+  void asked(const Config& c, double compile_s);
+  double measured(const Config& c, double cost_s, double compile_s);
+
+ private:
+  std::set<Config> compiled_;
+  double pending_s_ = 0;
+};
+
+}  // namespace ktune

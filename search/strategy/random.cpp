@@ -1,0 +1,44 @@
+// random_sample: uniform over the valid configurations, without replacement.
+// On addressable spaces a lazily built Fisher-Yates permutation of the indices
+// makes every draw O(1); larger spaces fall back to rejection sampling.
+#include <unordered_map>
+
+#include "search/strategy/support.h"
+
+namespace ktune::strategy_detail {
+namespace {
+
+class RandomSample final : public StrategyBase {
+ public:
+  using StrategyBase::StrategyBase;
+
+ private:
+  std::vector<Config> next_wave(size_t max_batch) override {
+    if (!indexable()) return sample_unknown(max_batch);
+    std::vector<Config> wave;
+    const uint64_t n = valid_count();
+    for (; drawn_ < n && wave.size() < max_batch; ++drawn_) {
+      const uint64_t j = drawn_ + below(rng(), n - drawn_);
+      const uint64_t pick = slot(j);
+      swapped_[j] = slot(drawn_);
+      wave.push_back(space().at(pick));
+    }
+    return wave;
+  }
+  uint64_t slot(uint64_t i) const {
+    auto it = swapped_.find(i);
+    return it == swapped_.end() ? i : it->second;
+  }
+  uint64_t drawn_ = 0;
+  std::unordered_map<uint64_t, uint64_t> swapped_;
+};
+
+}  // namespace
+
+StrategyDef random_sample_def() {
+  return {"random_sample", "uniform random valid configurations, without replacement", {},
+          [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<RandomSample>(ctx); },
+          64};
+}
+
+}  // namespace ktune::strategy_detail

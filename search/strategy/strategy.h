@@ -1,0 +1,125 @@
+// Search strategies and the cost layer they share.
+//
+// A Strategy proposes configurations in batches (so the compile pipeline stays
+// full) and is told their scores. It never sees CUDA, SQLite, budgets or
+// caching: the CostLayer (search/strategy/cost.h) answers repeated configurations from
+// its cache at no cost, counts only measured configurations against
+// max_fevals, stops at time_limit, and turns failures into observations.
+// Scores are always "lower is better" (the cost layer negates
+// higher-is-better objectives); a failed configuration has no score.
+//
+// Protocol (what the cost layer guarantees, so strategies may rely on it):
+//   * before the first propose(), observe() may deliver results the run already
+//     knows (resumed measurements) that the strategy never proposed;
+//   * every configuration returned by propose() is observed, in order, before
+//     the next propose() call, unless the run ends first (budget spent);
+//   * a strategy proposes only valid configurations of ctx.space.
+// Each strategy is deterministic for a given seed and sequence of observations.
+// The strategies live in search/strategy/ and its evolve/ and model/ folders; docs/strategies.md
+// describes each one and its options.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "search/space/space.h"
+
+namespace ktune {
+
+struct Observation {
+  Config config;
+  std::optional<double> score;  // nullopt: failed (compile/runtime/timeout/wrong result/invalid)
+};
+
+// What the offline compile knows about a configuration before any GPU time is
+// spent (registers, shared memory, spills, theoretical occupancy). Strategies
+// that can use it get it through StrategyContext::features.
+struct StaticFeatures {
+  bool compiled = false;  // false: failed to compile (the strategy should avoid it)
+  int registers = 0;
+  int shared_bytes = 0;
+  int spill_bytes = 0;
+  double occupancy = 0;  // 0..1
+};
+
+using FeatureSource = std::function<std::vector<StaticFeatures>(std::span<const Config>)>;
+
+struct StrategyContext {
+  const SearchSpace* space = nullptr;
+  uint64_t seed = 1;
+  // Strategy-specific options, already validated by make_strategy().
+  std::map<std::string, Value, std::less<>> options;
+  // Optional: static features of configurations, one per configuration asked
+  // for, in order. On a GPU this compiles them (through the cubin cache, so a
+  // configuration measured later is not compiled again); strategies ask for
+  // several at once so that the compiles run in parallel.
+  FeatureSource features;
+  // Budget the cost layer will enforce, for strategies that plan (e.g. restarts).
+  uint64_t max_fevals = 0;  // 0 = unlimited
+  // Optional: results of the same kernel measured elsewhere (another GPU,
+  // another problem size), in this space's configurations and the strategy's
+  // units (lower is better; nullopt: failed there). They are not results of
+  // this run and cost nothing: a strategy may use them to rank what it tries
+  // first (model_rank draws its first design from the prior's best tenth).
+  std::vector<Observation> prior;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // Up to `max_batch` configurations to evaluate next. Repeats are allowed (the
+  // cost layer answers them from its cache). An empty batch means "done".
+  virtual std::vector<Config> propose(size_t max_batch) = 0;
+  // Results for configurations proposed earlier (every proposed one, in order),
+  // or, before the first propose(), results known from earlier runs.
+  virtual void observe(std::span<const Observation> results) = 0;
+};
+
+struct StrategyInfo {
+  std::string name;
+  std::string summary;
+  // option name -> one-line description with its default
+  std::vector<std::pair<std::string, std::string>> options;
+  // Configurations per proposal when the caller does not fix it. A batch is
+  // what the compile pool works on ahead of the GPU: strategies that learn
+  // from each result want small ones; those that do not (exhaustive, random)
+  // large ones, so compiles keep ahead of the GPU.
+  size_t preferred_batch = 8;
+};
+
+// The catalogue entry of a strategy; Error::bad_input for an unknown name.
+const StrategyInfo& strategy_info(const std::string& name);
+
+// Every registered strategy, in a stable order.
+const std::vector<StrategyInfo>& strategy_catalog();
+// The strategy `ktune tune` uses when none is named.
+const char* default_strategy_name();
+
+// Builds a strategy. ctx.options holds strategy options only (not name,
+// max_fevals or seed); missing ones take their defaults. Unknown name or
+// option, or a bad option value: Error::bad_input naming it and listing what
+// exists. REQUIRES: ctx.space is set and outlives the strategy.
+std::unique_ptr<Strategy> make_strategy(const std::string& name, StrategyContext ctx);
+
+// A strategy as a user names it, ktune's or Kernel Tuner's (firefly_algorithm,
+// greedy_mls, ordered_greedy_mls, and Kernel Tuner's option names: popsize of
+// pso, T, mutation_chance, neighbor, method, ...), in ktune's names. Kernel
+// Tuner options ktune does without (maxiter: the budget is max_fevals) are
+// dropped; `notes` says what was read as what and what was dropped. A Kernel
+// Tuner strategy with no counterpart (dual_annealing, basinhopping, ...) is
+// Error::bad_input naming the closest ktune strategy. Names and options it does
+// not know pass through for make_strategy to check.
+struct ResolvedStrategy {
+  std::string name;
+  std::map<std::string, Value, std::less<>> options;
+  std::vector<std::string> notes;
+};
+ResolvedStrategy resolve_strategy(const std::string& name, std::map<std::string, Value, std::less<>> options);
+
+}  // namespace ktune

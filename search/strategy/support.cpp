@@ -1,0 +1,214 @@
+#include "search/strategy/support.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ktune::strategy_detail {
+
+double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+uint64_t below(std::mt19937_64& rng, uint64_t n) {
+  if (n <= 1) return 0;
+  // Rejection keeps it exactly uniform and identical on every standard library.
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+  uint64_t r;
+  do r = rng();
+  while (r >= limit);
+  return r % n;
+}
+
+static const Value& option(const StrategyContext& ctx, std::string_view name) {
+  auto it = ctx.options.find(name);
+  if (it == ctx.options.end())
+    throw Error::failed("internal: strategy option '" + std::string(name) + "' was not defaulted");
+  return it->second;
+}
+
+int64_t opt_int(const StrategyContext& ctx, std::string_view name) { return option(ctx, name).as_int(); }
+double opt_float(const StrategyContext& ctx, std::string_view name) { return option(ctx, name).as_float(); }
+bool opt_bool(const StrategyContext& ctx, std::string_view name) { return option(ctx, name).truthy(); }
+const std::string& opt_choice(const StrategyContext& ctx, std::string_view name) {
+  return option(ctx, name).as_string();
+}
+NeighbourKind opt_neighbour(const StrategyContext& ctx, std::string_view name) {
+  return opt_choice(ctx, name) == "adjacent" ? NeighbourKind::Adjacent : NeighbourKind::Hamming;
+}
+
+// ---------------------------------------------------------------- StrategyBase
+
+StrategyBase::StrategyBase(const StrategyContext& ctx)
+    : ctx_(ctx), space_(ctx.space), rng_(ctx.seed), valid_count_(ctx.space->count_valid()) {}
+
+std::vector<Config> StrategyBase::propose(size_t max_batch) {
+  max_batch = std::max<size_t>(max_batch, 1);
+  std::vector<Config> out;
+  // A wave made only of known configurations costs nothing but CPU; after many
+  // in a row the strategy is looping, so a random new configuration breaks it.
+  constexpr int kMaxEmptyWaves = 200;
+  int empty_waves = 0;
+  while (out.empty()) {
+    if (queue_.empty()) {
+      std::vector<Config> wave = next_wave(max_batch);
+      if (wave.empty()) return {};
+      ConfigSet in_wave;
+      for (Config& c : wave)
+        if (!known(c) && in_wave.insert(c).second) queue_.push_back(std::move(c));
+      if (queue_.empty() && ++empty_waves >= kMaxEmptyWaves) {
+        for (Config& c : sample_unknown(max_batch)) queue_.push_back(std::move(c));
+        if (queue_.empty()) return {};
+      }
+    }
+    while (!queue_.empty() && out.size() < max_batch) {
+      Config c = std::move(queue_.front());
+      queue_.pop_front();
+      if (known(c)) continue;
+      pending_.insert(c);
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+void StrategyBase::observe(std::span<const Observation> results) {
+  for (const Observation& o : results) {
+    pending_.erase(o.config);
+    const double s = o.score && std::isfinite(*o.score) ? *o.score : kFailed;
+    auto [it, inserted] = results_.emplace(o.config, s);
+    if (!inserted) continue;
+    history_.emplace_back(o.config, s);
+    if (s == kFailed) continue;
+    ++successes_;
+    if (s < best_score_) {
+      best_score_ = s;
+      best_ = o.config;
+    }
+  }
+}
+
+double StrategyBase::score(const Config& c) const {
+  auto it = results_.find(c);
+  return it == results_.end() ? kFailed : it->second;
+}
+
+std::vector<Config> StrategyBase::sample_unknown(size_t n) {
+  const uint64_t known_count = results_.size() + pending_.size();
+  if (n == 0 || known_count >= valid_count_) return {};
+  const uint64_t remaining = valid_count_ - known_count;
+  ConfigSet exclude;
+  if (indexable() && (remaining <= 4 * n || 2 * known_count > valid_count_)) return scan_unknown(n, exclude);
+  std::vector<Config> out;
+  for (int attempt = 0; attempt < 8 && out.size() < n; ++attempt) {
+    for (Config& c : space_->sample(2 * (n - out.size()) + 8, rng_, true)) {
+      if (out.size() == n) break;
+      if (!known(c) && exclude.insert(c).second) out.push_back(std::move(c));
+    }
+  }
+  if (out.size() < n && indexable())
+    for (Config& c : scan_unknown(n - out.size(), exclude)) out.push_back(std::move(c));
+  return out;
+}
+
+std::vector<Config> StrategyBase::scan_unknown(size_t n, const ConfigSet& exclude) {
+  std::vector<Config> all;
+  for (uint64_t i = 0; i < valid_count_; ++i) {
+    Config c = space_->at(i);
+    if (!known(c) && !exclude.count(c)) all.push_back(std::move(c));
+  }
+  n = std::min(n, all.size());
+  for (size_t i = 0; i < n; ++i) std::swap(all[i], all[i + below(rng_, all.size() - i)]);
+  all.resize(n);
+  return all;
+}
+
+std::vector<Config> StrategyBase::unknown_neighbours(const Config& c, NeighbourKind kind) {
+  std::vector<Config> out;
+  for (Config& n : space_->neighbours(c, kind))
+    if (!known(n)) out.push_back(std::move(n));
+  shuffle(out, rng_);
+  return out;
+}
+
+void StrategyBase::add_neighbours_of_best(std::vector<Config>& pool, size_t k) {
+  ConfigSet in_pool(pool.begin(), pool.end());
+  std::vector<std::pair<double, const Config*>> ranked;
+  for (const auto& [c, s] : history())
+    if (s != kFailed) ranked.emplace_back(s, &c);
+  const size_t top = std::min(k, ranked.size());
+  std::partial_sort(ranked.begin(), ranked.begin() + top, ranked.end());
+  for (size_t i = 0; i < top; ++i)
+    for (Config& n : unknown_neighbours(*ranked[i].second, NeighbourKind::Hamming))
+      if (in_pool.insert(n).second) pool.push_back(std::move(n));
+}
+
+// -------------------------------------------------------------------- Geometry
+
+Geometry::Geometry(const SearchSpace& space) : space_(&space) {
+  for (const Parameter& p : space.parameters()) sizes_.push_back(static_cast<uint32_t>(p.values.size()));
+  // Up to this many configurations an exact nearest-valid scan is cheaper than
+  // anything clever (a few microseconds per thousand points).
+  constexpr uint64_t kScanLimit = uint64_t{1} << 17;
+  const uint64_t n = space.count_valid();
+  if (n <= kScanLimit) {
+    table_.reserve(n * sizes_.size());
+    for (uint64_t i = 0; i < n; ++i) {
+      Config c = space.at(i);
+      table_.insert(table_.end(), c.begin(), c.end());
+    }
+  }
+}
+
+std::vector<double> Geometry::point(const Config& c) const { return std::vector<double>(c.begin(), c.end()); }
+
+double Geometry::distance2(const Config& c, std::span<const double> x) const {
+  double d2 = 0;
+  for (size_t d = 0; d < c.size(); ++d) d2 += (c[d] - x[d]) * (c[d] - x[d]);
+  return d2;
+}
+
+Config Geometry::snap(std::span<const double> x, std::mt19937_64& rng) const {
+  std::vector<double> box(dims());
+  Config rounded(dims());
+  for (size_t d = 0; d < dims(); ++d) {
+    const double hi = sizes_[d] - 1.0;
+    box[d] = std::isfinite(x[d]) ? std::clamp(x[d], 0.0, hi) : hi / 2;
+    rounded[d] = static_cast<uint32_t>(std::lround(box[d]));
+  }
+  if (space_->is_valid(rounded)) return rounded;
+  return table_.empty() ? snap_by_descent(box, rng) : snap_by_scan(box, rng);
+}
+
+Config Geometry::snap_by_scan(std::span<const double> x, std::mt19937_64& rng) const {
+  const size_t dim = dims();
+  const size_t n = dim == 0 ? 0 : table_.size() / dim;
+  double best = std::numeric_limits<double>::infinity();
+  size_t best_i = 0, ties = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t* c = &table_[i * dim];
+    double d2 = 0;
+    for (size_t d = 0; d < dim && d2 <= best; ++d) d2 += (c[d] - x[d]) * (c[d] - x[d]);
+    if (d2 < best) {
+      best = d2, best_i = i, ties = 1;
+    } else if (d2 == best && below(rng, ++ties) == 0) {
+      best_i = i;  // reservoir choice among equally near ones
+    }
+  }
+  return Config(table_.begin() + best_i * dim, table_.begin() + (best_i + 1) * dim);
+}
+
+Config Geometry::snap_by_descent(std::span<const double> x, std::mt19937_64& rng) const {
+  std::vector<Config> starts = space_->sample(64, rng, true);
+  if (starts.empty()) throw Error::failed("the search space has no valid configuration");
+  Config cur = starts[0];
+  double cur_d = distance2(cur, x);
+  for (const Config& s : starts)
+    if (double d = distance2(s, x); d < cur_d) cur = s, cur_d = d;
+  for (int step = 0; step < 200; ++step) {
+    bool moved = false;
+    for (const Config& nb : space_->neighbours(cur, NeighbourKind::Hamming))
+      if (double d = distance2(nb, x); d < cur_d) cur = nb, cur_d = d, moved = true;
+    if (!moved) break;
+  }
+  return cur;
+}
+
+}  // namespace ktune::strategy_detail

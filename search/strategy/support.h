@@ -1,0 +1,161 @@
+// What every strategy shares, private to the strategy files.
+//
+// StrategyDef describes one strategy (name, summary, typed options with
+// defaults and ranges, factory); the registry (search/registry.cpp) turns the
+// list of defs into strategy_catalog() and validates options in
+// make_strategy(). StrategyBase keeps the memory of every result the strategy
+// has heard, the seeded RNG, and turns "waves" into batches: a strategy only
+// implements next_wave(), which is called when every configuration of the
+// previous wave has a result in memory. Configurations already known are
+// dropped from a wave before it is proposed (the strategy reads their scores
+// from memory), so proposals contain only new configurations. Geometry maps
+// configurations to value-index coordinates and snaps continuous points back
+// to the nearest valid configuration, for the continuous strategies.
+#pragma once
+
+#include <deque>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "search/strategy/strategy.h"
+
+namespace ktune::strategy_detail {
+
+using ConfigSet = std::unordered_set<Config, ConfigHash>;
+
+enum class OptionKind { Int, Float, Bool, Choice };
+
+struct OptionSpec {
+  std::string name;
+  OptionKind kind = OptionKind::Int;
+  Value default_value;
+  double min = -std::numeric_limits<double>::infinity();  // Int and Float: inclusive range
+  double max = std::numeric_limits<double>::infinity();
+  std::vector<std::string> choices;  // Choice only
+  std::string help;
+};
+
+struct StrategyDef {
+  std::string name;
+  std::string summary;
+  std::vector<OptionSpec> options;
+  std::unique_ptr<Strategy> (*make)(const StrategyContext& ctx) = nullptr;
+  size_t preferred_batch = 8;  // StrategyInfo::preferred_batch
+};
+
+// One per strategy file, in catalog order (see search/registry.cpp).
+StrategyDef auto_def();
+StrategyDef brute_force_def();
+StrategyDef random_sample_def();
+StrategyDef simulated_annealing_def();
+StrategyDef genetic_algorithm_def();
+StrategyDef pso_def();
+StrategyDef diff_evo_def();
+StrategyDef firefly_def();
+StrategyDef mls_def();
+StrategyDef greedy_ils_def();
+StrategyDef bayes_opt_def();
+StrategyDef model_rank_def();
+
+// Typed reads of options that make_strategy() has validated and defaulted.
+int64_t opt_int(const StrategyContext& ctx, std::string_view name);
+double opt_float(const StrategyContext& ctx, std::string_view name);
+bool opt_bool(const StrategyContext& ctx, std::string_view name);
+const std::string& opt_choice(const StrategyContext& ctx, std::string_view name);
+NeighbourKind opt_neighbour(const StrategyContext& ctx, std::string_view name);
+
+constexpr double kFailed = std::numeric_limits<double>::infinity();
+
+class StrategyBase : public Strategy {
+ public:
+  explicit StrategyBase(const StrategyContext& ctx);
+  std::vector<Config> propose(size_t max_batch) final;
+  void observe(std::span<const Observation> results) final;
+
+ protected:
+  // Next configurations to try. REQUIRES (guaranteed by the base): every
+  // configuration returned by earlier waves has a result in memory, or the run
+  // ended. May return known ones (they are dropped and read from memory).
+  // An empty wave means the strategy is done.
+  virtual std::vector<Config> next_wave(size_t max_batch) = 0;
+
+  const SearchSpace& space() const { return *space_; }
+  const StrategyContext& context() const { return ctx_; }
+  std::mt19937_64& rng() { return rng_; }
+
+  // Known: has a result, or is proposed and awaiting one.
+  bool known(const Config& c) const { return results_.count(c) || pending_.count(c); }
+  // Score for ranking: the result, kFailed when failed or not (yet) known.
+  double score(const Config& c) const;
+  size_t num_results() const { return results_.size(); }
+  size_t num_successes() const { return successes_; }
+  // Best successful configuration heard so far.
+  const std::optional<Config>& best() const { return best_; }
+  double best_score() const { return best_score_; }
+  // Results in the order they were heard (config, score or kFailed).
+  const std::vector<std::pair<Config, double>>& history() const { return history_; }
+
+  uint64_t valid_count() const { return valid_count_; }
+  // Small enough to address by index and scan.
+  bool indexable() const { return valid_count_ <= (uint64_t{1} << 22); }
+  // Up to n distinct valid configurations not known yet (fewer when fewer remain).
+  std::vector<Config> sample_unknown(size_t n);
+  // Valid neighbours not known yet, shuffled.
+  std::vector<Config> unknown_neighbours(const Config& c, NeighbourKind kind);
+  // Appends the unknown Hamming neighbours of the `k` best successful
+  // configurations (where the optimum most likely is) that are not in `pool` yet.
+  void add_neighbours_of_best(std::vector<Config>& pool, size_t k);
+
+ private:
+  std::vector<Config> scan_unknown(size_t n, const ConfigSet& exclude);
+
+  StrategyContext ctx_;
+  const SearchSpace* space_;
+  std::mt19937_64 rng_;
+  uint64_t valid_count_;
+  std::unordered_map<Config, double, ConfigHash> results_;
+  ConfigSet pending_;
+  std::deque<Config> queue_;
+  std::vector<std::pair<Config, double>> history_;
+  std::optional<Config> best_;
+  double best_score_ = kFailed;
+  size_t successes_ = 0;
+};
+
+// Value-index coordinates and snapping to valid configurations.
+class Geometry {
+ public:
+  explicit Geometry(const SearchSpace& space);
+  size_t dims() const { return sizes_.size(); }
+  // Number of values of parameter d.
+  uint32_t size(size_t d) const { return sizes_[d]; }
+  std::vector<double> point(const Config& c) const;
+  // The valid configuration nearest to x (Euclidean in index units; x is
+  // clamped to the box first). Ties go to the rng. Never returns an invalid one.
+  Config snap(std::span<const double> x, std::mt19937_64& rng) const;
+
+ private:
+  Config snap_by_scan(std::span<const double> x, std::mt19937_64& rng) const;
+  Config snap_by_descent(std::span<const double> x, std::mt19937_64& rng) const;
+  double distance2(const Config& c, std::span<const double> x) const;
+
+  const SearchSpace* space_;
+  std::vector<uint32_t> sizes_;
+  std::vector<uint32_t> table_;  // flattened valid configs when small enough to scan
+};
+
+// Uniform double in [0, 1) from the rng (portable, unlike uniform_real_distribution).
+double unit(std::mt19937_64& rng);
+// Uniform integer in [0, n) (portable across standard libraries).
+uint64_t below(std::mt19937_64& rng, uint64_t n);
+template <class T>
+void shuffle(std::vector<T>& v, std::mt19937_64& rng) {
+  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[below(rng, i)]);
+}
+
+}  // namespace ktune::strategy_detail

@@ -1,0 +1,206 @@
+// tune::run driven in-process: the whole loop (strategy, cost layer,
+// evaluator, store, observer) with the replay evaluator on a recorded dataset,
+// and with a deterministic in-memory evaluator that can measure again.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "db/store.h"
+#include "test_util.h"
+#include "tuner/spec/spec.h"
+#include "tuner/tune/replay_evaluator.h"
+#include "tuner/tune/run.h"
+
+#ifndef KTUNE_EXAMPLES_DIR
+#define KTUNE_EXAMPLES_DIR "examples"
+#endif
+#ifndef KTUNE_TEMPLATES_DIR
+#define KTUNE_TEMPLATES_DIR "templates"
+#endif
+
+namespace ktune {
+namespace {
+
+using testing::TempDir;
+
+const std::string kSpec = std::string(KTUNE_TEMPLATES_DIR) + "/triad/triad.yaml";
+const std::string kData = std::string(KTUNE_EXAMPLES_DIR) + "/data/triad_h100.json";
+
+// Records what the run told it, in order.
+struct Recorder : tune::RunObserver {
+  std::vector<std::string> events;
+  tune::RunStart start;
+  std::vector<Measured> measured_now, remeasured_now;
+  std::vector<db::Evaluation> reused_now;
+  void started(const tune::RunStart& s) override {
+    start = s;
+    events.push_back("started");
+  }
+  void measured(const Measured& m) override {
+    measured_now.push_back(m);
+    events.push_back("measured");
+  }
+  void reused(const db::Evaluation& e) override {
+    reused_now.push_back(e);
+    events.push_back("reused");
+  }
+  void remeasured(const Measured& m) override {
+    remeasured_now.push_back(m);
+    events.push_back("remeasured");
+  }
+};
+
+TEST(TuneRun, ReplaysAWholeSpaceStoresEachConfigurationOnceAndFindsTheRecordedOptimum) {
+  TempDir dir;
+  const Spec spec = load_spec(kSpec);
+  ReplayEvaluator replay(spec, kData);
+  db::Store store(dir.file("t.db"));
+  tune::RunOptions o;
+  o.strategy = "brute_force";
+  o.no_prior = true;
+  Recorder seen;
+  const tune::RunOutcome out = tune::run(spec, replay, store, o, seen);
+
+  EXPECT_FALSE(out.interrupted);
+  EXPECT_EQ(seen.events.front(), "started");
+  EXPECT_TRUE(seen.start.replay);
+  EXPECT_EQ(seen.start.total, spec.space().count_valid());
+  EXPECT_EQ(seen.measured_now.size(), spec.space().count_valid());
+  EXPECT_TRUE(seen.remeasured_now.empty());  // a replay cannot measure again
+
+  // The recorded optimum, computed here from the recording itself.
+  double best_recorded = 1e300;
+  for (const auto& [key, e] : replay.records())
+    if (e.status == db::Status::Ok && e.time_ms && spec.space().config_of(e.config))
+      best_recorded = std::min(best_recorded, *objective_of(spec, e) * (spec.higher_is_better ? -1 : 1));
+  ASSERT_TRUE(out.result.best_score);
+  EXPECT_DOUBLE_EQ(*out.result.best_score * (spec.higher_is_better ? -1 : 1), best_recorded);
+
+  db::Filter all;
+  all.kernel = spec.kernel.name;
+  const auto rows = store.results(all);
+  EXPECT_EQ(rows.size(), spec.space().count_valid());
+  std::map<std::string, int> per_key;
+  for (const auto& r : rows) ++per_key[r.config_key];
+  for (const auto& [key, n] : per_key) EXPECT_EQ(n, 1) << key;
+
+  // Run again on the same store: everything is reused, nothing is evaluated.
+  Recorder again;
+  const tune::RunOutcome second = tune::run(spec, replay, store, o, again);
+  EXPECT_EQ(again.start.reusable, spec.space().count_valid());
+  EXPECT_TRUE(again.measured_now.empty());
+  EXPECT_EQ(again.reused_now.size(), spec.space().count_valid());
+  EXPECT_EQ(second.result.best_score, out.result.best_score);
+  EXPECT_EQ(store.results(all).size(), rows.size());
+}
+
+TEST(TuneRun, TheBatchSizeIsTheStrategysOwn) {
+  TempDir dir;
+  const Spec spec = load_spec(kSpec);
+  // Counts the configurations the run hands over per call.
+  struct Counting : ReplayEvaluator {
+    using ReplayEvaluator::ReplayEvaluator;
+    std::vector<size_t> batches;
+    void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+      batches.push_back(configs.size());
+      ReplayEvaluator::evaluate(configs, on);
+    }
+  };
+  for (const auto& [strategy, batch] : std::map<std::string, size_t>{{"brute_force", 64}, {"random_sample", 64},
+                                                                      {"mls", 8}}) {
+    Counting replay(spec, kData);
+    db::Store store(dir.file(strategy + ".db"));
+    tune::RunOptions o;
+    o.strategy = strategy;
+    o.no_prior = true;
+    o.budget.max_fevals = 100;
+    Recorder seen;
+    tune::run(spec, replay, store, o, seen);
+    ASSERT_FALSE(replay.batches.empty()) << strategy;
+    EXPECT_EQ(*std::max_element(replay.batches.begin(), replay.batches.end()), batch) << strategy;
+  }
+}
+
+// A GPU stand-in: times from a formula, and a re-measure that answers each
+// configuration 10% slower than first measured (as a lucky first sample would).
+class FormulaEvaluator : public ConfigEvaluator {
+ public:
+  explicit FormulaEvaluator(const Spec& spec) : spec_(&spec) {}
+  db::DeviceInfo device() const override {
+    db::DeviceInfo d;
+    d.name = "Formula GPU";
+    d.cc_major = 9;
+    return d;
+  }
+  void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+    for (size_t i = 0; i < configs.size(); ++i)
+      if (!on(i, measure(configs[i], 1.0))) return;
+  }
+  bool replay() const override { return false; }
+  std::string source() const override { return "formula"; }
+  std::vector<StaticFeatures> features(std::span<const Config> configs) override {
+    return std::vector<StaticFeatures>(configs.size());
+  }
+  std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override {
+    rounds_ = rounds;
+    std::vector<Measured> out;
+    for (const auto& c : configs) out.push_back(measure(c, 1.1));
+    return out;
+  }
+  int rounds_ = 0;
+
+ private:
+  Measured measure(const std::vector<Value>& config, double factor) const {
+    Measured m;
+    m.eval.config = config;
+    double t = 1;
+    for (const Value& v : config) t += 0.001 * v.as_float();
+    m.eval.time_ms = t * factor;
+    m.eval.samples = {t * factor};
+    m.eval.complete_stats();
+    const auto metrics = spec_->evaluate_metrics(config, t * factor);
+    for (size_t i = 0; i < metrics.size(); ++i)
+      if (metrics[i]) m.eval.metrics[spec_->metrics[i].name] = *metrics[i];
+    m.cost_s = 0.001;
+    return m;
+  }
+  const Spec* spec_;
+};
+
+TEST(TuneRun, TheFinalReMeasureIsStoredAndObserved) {
+  TempDir dir;
+  const Spec spec = load_spec(kSpec);
+  FormulaEvaluator gpu(spec);
+  db::Store store(dir.file("t.db"));
+  tune::RunOptions o;
+  o.strategy = "random_sample";
+  o.no_prior = true;
+  o.budget.max_fevals = 40;
+  Recorder seen;
+  const tune::RunOutcome out = tune::run(spec, gpu, store, o, seen);
+
+  EXPECT_EQ(gpu.rounds_, 3);
+  ASSERT_EQ(seen.remeasured_now.size(), 3u);
+  EXPECT_EQ(seen.events.back(), "remeasured");
+  // The re-measured are the three best of the run, by the spec's objective.
+  std::vector<db::Evaluation> first;
+  for (const Measured& m : seen.measured_now) first.push_back(m.eval);
+  const auto ranked = rank_results(spec, first);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(seen.remeasured_now[i].eval.config, ranked[i]->config);
+
+  // Stored in the run: the store now holds both measurements of each of the three.
+  db::Filter f;
+  f.run_id = out.run_id;
+  const auto rows = store.results(f);
+  EXPECT_EQ(rows.size(), seen.measured_now.size() + 3);
+  for (const Measured& m : seen.remeasured_now) {
+    int n = 0;
+    for (const auto& r : rows)
+      if (r.eval.config == m.eval.config) ++n;
+    EXPECT_EQ(n, 2);
+  }
+}
+
+}  // namespace
+}  // namespace ktune

@@ -1,0 +1,86 @@
+// The `ktune` command line: one add_*_command() per subcommand, each
+// registering its options on a CLI11 app and a callback that runs it.
+//
+// Callbacks report bad input and failed work by throwing ktune::Error (main()
+// prints it and exits with its status); a callback that completes sets the
+// exit status through CommandResult (0, or 1 when the work ran but failed).
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "db/record/record.h"
+#include "search/strategy/strategy.h"
+
+namespace CLI {
+class App;
+}
+namespace ktune::db {
+class Store;
+}
+
+namespace ktune::cli {
+
+struct CommandResult {
+  int exit_status = 0;
+};
+
+// Options shared by the commands that touch results (README.md, "Commands").
+struct ResultsOptions {
+  std::string db;      // --db, else $KTUNE_DB, else ./ktune.db
+  std::string kernel;  // --kernel
+  std::string device;  // --device
+  std::string arch;    // --arch sm_XX
+  bool json = false;
+  std::string resolved_db() const;
+};
+
+// The device `--device NAME` means in `store`: the name itself when a device
+// has it, else the one device whose name contains it (case ignored: "H100",
+// "rtx 3090"); several is bad input listing them; none returns `name` as given
+// (the query then says it is unknown).
+std::string resolved_device(db::Store& store, const std::string& name);
+
+// `--problem-size 4096,4096` (also 4096x4096, [4096,4096]) as canonical
+// extents; anything but integers is bad input.
+db::ProblemSize problem_size_option(const std::string& text);
+
+// Ctrl-C for as long as this lives: the handler sets interrupted() instead of
+// ending the process, so the command can stop cleanly with what it has done;
+// the previous handler comes back after. One at a time.
+class CatchInterrupt {
+ public:
+  CatchInterrupt();
+  ~CatchInterrupt();
+  CatchInterrupt(const CatchInterrupt&) = delete;
+  CatchInterrupt& operator=(const CatchInterrupt&) = delete;
+
+ private:
+  void (*previous_)(int);
+};
+// Set by Ctrl-C while a CatchInterrupt lives (cleared when one starts).
+const std::atomic<bool>& interrupted();
+
+// Seconds in a duration option's text: a unit (spec.h's parse_duration: 90s,
+// 10m, 1.5h) or plain seconds, > 0. Anything else is bad input naming `option`.
+double duration_option(const std::string& option, const std::string& text);
+
+// A strategy as `tune --strategy` and `strategies compare --strategies` take
+// it: "name" or "name:option=value:option=value" (values as --set reads
+// them), ktune's or Kernel Tuner's names, resolved to ktune's (notes printed).
+// `options` (a spec's strategy options) are overridden by those written here.
+ResolvedStrategy strategy_option(const std::string& item,
+                                 std::map<std::string, Value, std::less<>> options = {});
+
+void add_space_command(CLI::App& app, CommandResult& result);
+void add_compile_command(CLI::App& app, CommandResult& result);
+void add_tune_command(CLI::App& app, CommandResult& result);
+void add_query_commands(CLI::App& app, CommandResult& result);   // best, results
+void add_interop_commands(CLI::App& app, CommandResult& result); // import, export
+void add_devices_command(CLI::App& app, CommandResult& result);
+void add_strategies_command(CLI::App& app, CommandResult& result);
+void add_compare_command(CLI::App& app, CommandResult& result);  // compare: portability across devices
+void add_report_command(CLI::App& app, CommandResult& result);   // report: an HTML page of the results
+// Hidden: the GPU worker entry used by the evaluation engine.
+
+}  // namespace ktune::cli

@@ -1,0 +1,307 @@
+// `ktune compile SPEC`: NVRTC-compiles configurations for an architecture with
+// no GPU, reporting per configuration ok/failed, compile time, registers,
+// shared and local memory, spills and theoretical occupancy.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <iostream>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+#include "ktune/error.h"
+#include "tuner/cli/cli.h"
+#include "tuner/cli/print/json.h"
+#include "tuner/compile/pool.h"
+#include "tuner/tune/kernel_build.h"
+#include "tuner/cli/print/progress.h"
+#include "tuner/spec/spec.h"
+#include "tuner/cli/print/table.h"
+
+namespace ktune::cli {
+namespace {
+
+struct CompileOptions {
+  std::string spec;
+  std::vector<std::string> sets;  // --set NAME=VALUE: spec constants overridden
+  std::string arch = "sm_90";
+  std::string config;
+  size_t sample = 0;
+  uint64_t seed = 1;
+  bool all = false;
+  bool json = false;
+  unsigned jobs = 0;
+  std::string compile_timeout;
+  bool show_log = false;
+};
+
+struct Row {
+  Config config;
+  std::string launch_error;
+  CompileResult result;
+  bool done = false;
+  bool ok() const { return done && launch_error.empty() && result.ok; }
+};
+
+// The configurations to compile: one, a sample, or every valid one, taken by
+// index as they are compiled (never all in memory: a space of millions streams).
+struct Selection {
+  const SearchSpace* space = nullptr;
+  std::vector<Config> listed;
+  bool every = false;
+  uint64_t size() const { return every ? space->size() : listed.size(); }
+  Config at(uint64_t i) const { return every ? space->at(i) : listed[i]; }
+};
+
+Selection choose_configs(const Spec& spec, const CompileOptions& o) {
+  const SearchSpace& space = spec.space();
+  Selection sel{&space, {}, false};
+  if (!o.config.empty()) {
+    auto c = space.config_of(parse_config_option(spec, o.config));
+    if (!c || !space.is_valid(*c))
+      throw Error::bad_input("--config " + o.config + " breaks the spec's restrictions");
+    sel.listed = {*c};
+    return sel;
+  }
+  require_valid_configurations(spec);
+  for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
+  if (o.all) {
+    sel.every = true;
+    return sel;
+  }
+  std::mt19937_64 rng(o.seed);
+  sel.listed = space.sample(o.sample ? o.sample : 1, rng, true);
+  return sel;
+}
+
+Json row_json(const Spec& spec, const Row& r) {
+  Json j = {{"config", config_json(spec.space(), r.config)}};
+  j["status"] = r.ok() ? "ok" : (r.launch_error.empty() ? "compile_error" : "invalid");
+  if (!r.launch_error.empty() && !r.result.ok) {
+    j["reason"] = r.launch_error;
+    return j;
+  }
+  if (!r.launch_error.empty()) j["reason"] = r.launch_error;
+  const KernelResources& res = r.result.resources;
+  j["compile_ms"] = r.result.compile_ms;
+  j["cache_hit"] = r.result.cache_hit;
+  if (r.result.ok) {
+    j["registers"] = res.registers;
+    j["static_shared_bytes"] = res.static_smem;
+    j["local_bytes"] = res.local_bytes;
+    j["spill_store_bytes"] = res.spill_store_bytes;
+    j["spill_load_bytes"] = res.spill_load_bytes;
+    if (r.result.occupancy) {
+      j["occupancy"] = r.result.occupancy->fraction;
+      j["occupancy_limited_by"] = r.result.occupancy->limited_by;
+      if (!r.result.occupancy->error.empty()) j["occupancy_error"] = r.result.occupancy->error;
+    }
+  }
+  j["log"] = r.result.log;
+  return j;
+}
+
+// Prints rows as they are done, in selection order: a JSON document whose
+// configurations array is written element by element, or a table whose
+// columns are sized from the parameters' values up front.
+class RowPrinter {
+ public:
+  RowPrinter(const Spec& spec, const Arch& arch, uint64_t total, bool json, bool show_log)
+      : spec_(spec), json_(json), show_log_(show_log) {
+    if (json_) {
+      std::cout << "{\n  \"spec\": " << Json(spec.path).dump() << ",\n  \"kernel\": " << Json(spec.kernel.name).dump()
+                << ",\n  \"arch\": " << Json(arch.name()).dump() << ",\n  \"configurations\": [";
+      return;
+    }
+    std::cout << spec.kernel.name << " for " << arch.name() << ", " << total << " configuration"
+              << (total == 1 ? "" : "s") << "\n";
+    for (const Parameter& p : spec.space().parameters()) {
+      size_t w = 0;
+      for (const Value& v : p.values) w = std::max(w, v.str().size());
+      key_width_ += w + (key_width_ ? 1 : 0);
+    }
+    key_width_ = std::max<size_t>(key_width_, 13);
+    line({"configuration", "status", "ms", "regs", "smem", "local", "spill", "occupancy", "cache"});
+    std::cout << std::string(key_width_ + 2 + 8 + 9 + 6 + 7 + 7 + 7 + 11 + 6, '-') << '\n';
+  }
+
+  void row(const Row& r) {
+    ++printed_;
+    if (json_) {
+      std::cout << (printed_ == 1 ? "\n    " : ",\n    ") << row_json(spec_, r).dump();
+      return;
+    }
+    const std::string key = spec_.space().key(r.config);
+    const auto& res = r.result.resources;
+    if (!r.launch_error.empty() && !r.result.ok) {
+      line({key, "invalid", "", "", "", "", "", "", r.launch_error});
+    } else if (!r.result.ok) {
+      line({key, "FAILED", fixed(r.result.compile_ms, 1), "", "", "", "", "", r.result.error_line()});
+    } else {
+      const int spill = std::max(res.spill_store_bytes, 0) + std::max(res.spill_load_bytes, 0);
+      std::string occ = "-";
+      if (r.result.occupancy)
+        occ = r.result.occupancy->error.empty() ? fixed(100 * r.result.occupancy->fraction, 0) + "%" : "n/a";
+      line({key, r.launch_error.empty() ? "ok" : "invalid", fixed(r.result.compile_ms, 1), std::to_string(res.registers),
+            std::to_string(res.static_smem), std::to_string(res.local_bytes), std::to_string(spill), occ,
+            r.launch_error.empty() ? (r.result.cache_hit ? "hit" : "miss") : r.launch_error});
+    }
+    if (show_log_ && !r.result.log.empty()) std::cout << "--- log of " << key << "\n" << r.result.log << '\n';
+  }
+
+  void finish(bool interrupted) {
+    if (json_) {
+      std::cout << (printed_ ? "\n  ],\n" : "],\n") << "  \"interrupted\": " << (interrupted ? "true" : "false")
+                << "\n}\n";
+    }
+    std::cout.flush();
+  }
+
+ private:
+  void line(const std::vector<std::string>& cells) {
+    static const size_t widths[] = {0, 8, 9, 6, 7, 7, 7, 11, 6};
+    std::string out;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const size_t w = i == 0 ? key_width_ + 2 : widths[i];
+      std::string cell = cells[i];
+      if (i + 1 < cells.size() && cell.size() < w) cell.resize(w, ' ');
+      else if (i + 1 < cells.size()) cell += ' ';
+      out += cell;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    std::cout << out << '\n';
+  }
+
+  const Spec& spec_;
+  bool json_, show_log_;
+  size_t key_width_ = 0;
+  uint64_t printed_ = 0;
+};
+
+// Compiles through the same pool of worker processes as `ktune tune`
+// (NVRTC scales over processes, not threads: tuner/compile/pool.h), keeping a
+// bounded window of configurations in flight; each is printed when it and
+// every one before it are done, then forgotten (its cubin first). Ctrl-C stops
+// it: what was done is printed. Returns {failed, interrupted}.
+std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const Selection& sel, unsigned jobs,
+                                      double time_limit_s, RowPrinter& printer, bool progress) {
+  CompilePoolOptions po;
+  po.workers = jobs;
+  po.time_limit_s = time_limit_s;
+  po.interrupt = &interrupted();
+  CompilePool pool(po);
+  const uint64_t total = sel.size();
+  const size_t window = std::max<size_t>(64, 8 * size_t(jobs));
+  Progress bar("compile", total, progress);
+  std::deque<Row> pending;  // selection order; front is the next to print
+  uint64_t first = 0, next = 0, done = 0, failed = 0;
+  std::vector<CompilePool::Ticket> waiting;
+  std::unordered_map<CompilePool::Ticket, uint64_t> index_of;
+  auto finished = [&](Row& row) {
+    row.done = true;
+    row.result.cubin.clear();
+    row.result.cubin.shrink_to_fit();
+    if (!row.ok()) ++failed;
+    bar.update(++done, "failed " + std::to_string(failed));
+  };
+  while (next < total || !waiting.empty()) {
+    while (next < total && pending.size() < window && !interrupted()) {
+      Row& row = pending.emplace_back();
+      row.config = sel.at(next);
+      KernelBuild b = plan_build(spec, spec.space().values(row.config), arch);
+      if (!b.request) {
+        row.launch_error = b.launch.error;
+        finished(row);
+      } else {
+        const CompilePool::Ticket t = pool.submit(std::move(*b.request));
+        waiting.push_back(t);
+        index_of[t] = next;
+      }
+      ++next;
+    }
+    if (interrupted()) break;
+    if (!waiting.empty()) {
+      try {
+        auto [ticket, result] = pool.take_any(waiting);
+        Row& row = pending[index_of.at(ticket) - first];
+        index_of.erase(ticket);
+        row.result = std::move(result);
+        // A launch the architecture cannot take (static plus dynamic shared
+        // memory past the opt-in maximum, a block past the kernel's thread
+        // limit) is found here, from the cubin, as the GPU would find it.
+        if (row.result.ok && row.result.occupancy && !row.result.occupancy->error.empty())
+          row.launch_error = row.result.occupancy->error;
+        finished(row);
+      } catch (const Error&) {
+        if (!interrupted()) throw;
+        break;
+      }
+    }
+    while (!pending.empty() && pending.front().done) {
+      printer.row(pending.front());
+      pending.pop_front();
+      ++first;
+    }
+  }
+  bar.finish();
+  return {failed, interrupted().load()};
+}
+
+int run_compile(const CompileOptions& o) {
+  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
+  spec.require_runnable();
+  const Arch requested = Arch::parse(o.arch);
+  // Once, before anything compiles: an architecture this NVRTC cannot target.
+  if (const auto& archs = Compiler::supported_archs();
+      !archs.empty() && std::find(archs.begin(), archs.end(), requested.sm) == archs.end()) {
+    std::string list;
+    for (int a : archs) list.append(list.empty() ? "sm_" : ", sm_").append(std::to_string(a));
+    throw Error::bad_input("--arch " + o.arch + ": NVRTC " + Compiler::nvrtc_version() + " compiles for " + list +
+                           " only");
+  }
+  const std::optional<Arch> target = spec.kernel.target_arch(requested);
+  if (!target) throw Error::bad_input("--arch " + o.arch + ": " + spec.kernel.not_written_for(requested));
+  const Arch arch = *target;
+  const Selection sel = choose_configs(spec, o);
+  const uint64_t total = sel.size();
+  unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const double time_limit_s = o.compile_timeout.empty() ? CompilePoolOptions::kDefaultCompileTimeLimitS
+                                                         : duration_option("--compile-timeout", o.compile_timeout);
+  RowPrinter printer(spec, arch, total, o.json, o.show_log);
+  const auto [failed, stopped] = [&] {
+    const CatchInterrupt ctrl_c;
+    return compile_all(spec, arch, sel, unsigned(std::min<uint64_t>(jobs, total)), time_limit_s, printer, !o.json);
+  }();
+  printer.finish(stopped);
+  if (stopped) {
+    std::cerr << "ktune: interrupted; the configurations printed were compiled\n";
+    return 130;
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, CommandResult& result) {
+  auto o = std::make_shared<CompileOptions>();
+  CLI::App* sub = app.add_subcommand("compile", "Compile configurations with NVRTC (no GPU needed)");
+  sub->add_option("spec", o->spec, "tuning spec (YAML or T1 JSON)")->required();
+  sub->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
+  sub->add_option("--arch", o->arch, "target architecture, e.g. sm_80, sm_90, sm_90a")->capture_default_str();
+  auto* cfg = sub->add_option("--config", o->config, "one configuration: name=value,...");
+  auto* smp = sub->add_option("--sample", o->sample, "N uniformly sampled valid configurations");
+  auto* all = sub->add_flag("--all", o->all, "every valid configuration");
+  cfg->excludes(smp)->excludes(all);
+  smp->excludes(all);
+  sub->add_option("--seed", o->seed, "seed for --sample");
+  sub->add_option("-j,--jobs", o->jobs, "parallel compiles, one worker process each (default: one per core)");
+  sub->add_option("--compile-timeout", o->compile_timeout,
+                  "a configuration whose compile takes longer fails and the others go on (default 300s)");
+  sub->add_flag("--log", o->show_log, "print each configuration's NVRTC log");
+  sub->add_flag("--json", o->json, "machine-readable output");
+  sub->callback([o, &result] { result.exit_status = run_compile(*o); });
+}
+
+}  // namespace ktune::cli

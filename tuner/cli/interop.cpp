@@ -1,0 +1,136 @@
+// `ktune import FILE` and `ktune export --format ... -o PATH`: results in and
+// out of Kernel Tuner cache files and T4 files, and out as deployment formats
+// (C++ header, ktune JSON, Kernel Launcher wisdom; db/export/deploy.h).
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "db/export/deploy.h"
+#include "db/interchange.h"
+#include "db/store.h"
+#include "ktune/error.h"
+#include "tuner/cli/cli.h"
+#include "tuner/cli/print/json.h"
+
+namespace ktune::cli {
+namespace {
+
+struct ImportOptions : ResultsOptions {
+  std::vector<std::string> files;
+};
+
+struct ExportOptions : ResultsOptions {
+  std::string format;
+  std::string output;
+  std::string header_namespace = "ktune_tuned";
+  bool kernel_tuner_defines = false;
+  bool include_replays = false;
+};
+
+int run_import(const ImportOptions& o) {
+  db::Store store(o.resolved_db());
+  db::ImportOptions io;
+  io.device = o.device;
+  io.kernel = o.kernel;
+  io.ktune_version = KTUNE_VERSION;
+  Json out = Json::array();
+  for (const std::string& file : o.files) {
+    const db::ImportSummary s = db::import_file(store, file, io);
+    if (o.json) {
+      out.push_back({{"file", file}, {"format", s.format}, {"kernel", s.kernel}, {"device", s.device},
+                     {"run_id", s.run_id}, {"records", s.records}, {"inserted", s.inserted},
+                     {"duplicates", s.duplicates}, {"truncated", s.truncated}, {"dropped", s.dropped}});
+      continue;
+    }
+    std::cout << file << ": " << s.format << ", kernel " << s.kernel << " on " << s.device << ": " << s.inserted
+              << " of " << s.records << " records imported";
+    if (s.duplicates) std::cout << " (" << s.duplicates << " already stored)";
+    std::cout << '\n';
+    if (s.truncated)
+      std::cout << "  note: an interrupted Kernel Tuner run, repaired; " << s.dropped << " partial record(s) dropped\n";
+  }
+  if (o.json) std::cout << out.dump(2) << '\n';
+  return 0;
+}
+
+// Best configurations of every matching kernel, for deployment.
+int run_deploy_export(const ExportOptions& o, db::DeployFormat format, db::Store& store, const db::Filter& f) {
+  db::DeployOptions dopt;
+  dopt.header_namespace = o.header_namespace;
+  dopt.kernel_tuner_defines = o.kernel_tuner_defines;
+  const db::DeploySummary s = db::export_deploy(store, f, format, o.output, dopt);
+  if (o.json) {
+    std::cout << Json{{"path", o.output}, {"format", o.format}, {"kernels", s.kernels}, {"entries", s.entries},
+                      {"files", s.files}}.dump(2)
+              << '\n';
+  } else {
+    std::cout << "wrote the best of " << s.kernels << " kernel(s), " << s.entries << " device/problem-size entries, to "
+              << o.output << " (" << o.format << ")\n";
+  }
+  return 0;
+}
+
+int run_export(const ExportOptions& o) {
+  const auto deploy = db::deploy_format_from_string(o.format);
+  const auto fmt = db::export_format_from_string(o.format);
+  if (!deploy && !fmt)
+    throw Error::bad_input("--format: '" + o.format + "' is not one of kernel-tuner, t4, header, json, wisdom");
+  db::StoreOptions so;
+  so.read_only = true;
+  db::Store store(o.resolved_db(), so);
+  db::Filter f;
+  f.kernel = o.kernel;
+  f.device = resolved_device(store, o.device);
+  // A replay's rows were recorded elsewhere (tune --simulate): never shipped as
+  // measurements; --include-replays exports them marked as replayed.
+  if (!o.include_replays) {
+    f.replayed = false;
+    db::Filter any = f, replays = f;
+    any.limit = replays.limit = 1;
+    replays.replayed = true;
+    if (store.results(any).empty() && !store.results(replays).empty())
+      throw Error::bad_input("the matching results were all stored by replays (tune --simulate), which are not "
+                             "measurements and are not exported; --include-replays exports them, marked");
+  }
+  if (deploy) return run_deploy_export(o, *deploy, store, f);
+  store.require_known(f);
+  const size_t n = db::export_file(store, f, *fmt, o.output);
+  if (n == 0) {
+    std::cerr << "ktune: no results to export for the given kernel/device\n";
+    return 1;
+  }
+  if (o.json) std::cout << Json{{"path", o.output}, {"format", o.format}, {"evaluations", n}}.dump(2) << '\n';
+  else std::cout << "wrote " << n << " evaluations to " << o.output << " (" << o.format << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_interop_commands(CLI::App& app, CommandResult& result) {
+  auto i = std::make_shared<ImportOptions>();
+  CLI::App* imp = app.add_subcommand("import", "Import Kernel Tuner cache files or T4 files into the database");
+  imp->add_option("files", i->files, "Kernel Tuner cache (.json) or T4 files")->required();
+  imp->add_option("--db", i->db, "results database (default $KTUNE_DB, else ./ktune.db)");
+  imp->add_option("--device", i->device, "device name (overrides the file's)");
+  imp->add_option("--kernel", i->kernel, "kernel name (overrides the file's)");
+  imp->add_flag("--json", i->json, "machine-readable output");
+  imp->callback([i, &result] { result.exit_status = run_import(*i); });
+
+  auto e = std::make_shared<ExportOptions>();
+  CLI::App* exp = app.add_subcommand("export", "Export results (Kernel Tuner cache, T4) or the best configurations (C++ header, JSON, wisdom)");
+  exp->add_option("--format", e->format, "kernel-tuner, t4, header, json or wisdom")->required();
+  exp->add_option("-o,--output", e->output, "output file (for wisdom: a directory)")->required();
+  exp->add_option("--namespace", e->header_namespace, "header: the enclosing namespace (default ktune_tuned)");
+  exp->add_flag("--kernel-tuner-defines", e->kernel_tuner_defines,
+                "header: also write Kernel Tuner's #if defined(TARGET_<device>) #define blocks");
+  exp->add_flag("--include-replays", e->include_replays,
+                "also export rows a replay stored (tune --simulate), marked as replayed (device 'NAME (replay)' "
+                "in kernel-tuner/t4, \"replay\": true in json and wisdom, a comment in the header)");
+  exp->add_option("--db", e->db, "results database (default $KTUNE_DB, else ./ktune.db)");
+  exp->add_option("--kernel", e->kernel, "kernel name");
+  exp->add_option("--device", e->device, "device name");
+  exp->add_flag("--json", e->json, "machine-readable output");
+  exp->callback([e, &result] { result.exit_status = run_export(*e); });
+}
+
+}  // namespace ktune::cli

@@ -1,0 +1,135 @@
+#include "tuner/cli/print/tune_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
+#include "tuner/cli/print/json.h"
+#include "tuner/cli/print/table.h"
+
+namespace ktune {
+
+TuneReport::TuneReport(const Spec& spec, bool interactive) : spec_(&spec), interactive_(interactive) {}
+
+void TuneReport::measured(const Measured& m) {
+  if (m.missing) {
+    ++missing_;
+    return;
+  }
+  ++measured_;
+  ++counts_[db::to_string(m.eval.status)];
+  if (m.eval.status == db::Status::Ok) ++ok_;
+  evals_.push_back(m.eval);
+}
+
+void TuneReport::reused(const db::Evaluation& e) {
+  ++resumed_;
+  if (e.status == db::Status::Ok) ++ok_;
+  evals_.push_back(e);
+}
+
+void TuneReport::started(const tune::RunStart& start) {
+  device_ = start.device;
+  replay_ = start.replay;
+  source_ = start.source;
+  prior_ = start.prior;
+  reusable_ = start.reusable;
+  partial_ = start.partial;
+  std::ostream& out = std::cerr;
+  if (replay_)
+    out << "ktune: REPLAY — no GPU is used; every time below is a recorded measurement of " << device_.name
+        << " from " << source_ << "\n";
+  else
+    out << "ktune: tuning " << spec_->kernel.name << " on " << source_ << "\n";
+  if (prior_) out << "ktune: prior: " << prior_->describe() << " (the first configurations come from its best tenth; --no-prior: without)\n";
+  if (reusable_)
+    out << "ktune: " << reusable_ << " results of this kernel, device and problem size are in the database: one the "
+        << "strategy proposes is reused, and counts toward --max-fevals (--force re-measures)\n";
+  if (partial_)
+    out << "ktune: a PARTIAL recording (" << partial_->first << " of " << partial_->second
+        << " valid configurations): the strategy keeps to the recorded ones; the best is the recorded part's\n";
+  bar_ = std::make_unique<Progress>(replay_ ? "replay" : "tune", start.total, interactive_);
+}
+
+void TuneReport::progress(const TraceEntry& t) {
+  if (!bar_) return;
+  std::string note;
+  if (t.best) note = "best " + fixed(*t.best, 4) + (spec_->objective == "time" ? " ms" : " " + spec_->objective);
+  if (replay_) note += "  recorded " + fixed(t.elapsed_s, 1) + " s";
+  bar_->update(t.fevals, note);
+}
+
+void TuneReport::remeasured(const Measured& m) {
+  if (m.eval.status == db::Status::Ok && m.eval.time_ms) confirmed_[db::config_key(m.eval.config)] = *m.eval.time_ms;
+}
+
+void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run_id) {
+  if (bar_) bar_->finish();
+  const auto r = rank_results(*spec_, evals_);
+  const auto& params = spec_->space().parameters();
+  if (json) {
+    cli::Json j = {{"run_id", run_id}, {"kernel", spec_->kernel.name}, {"device", device_.name},
+                   {"replay", replay_}, {"source", source_}, {"stop", stop_reason_name(result.stop)},
+                   {"evaluations", measured_}, {"resumed", resumed_}, {"reusable", reusable_},
+                   {"missing_from_data", missing_ + result.not_recorded},
+                   {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_},
+                   {"prior", cli::Json()}};
+    if (partial_) j["partial_recording"] = {{"recorded", partial_->first}, {"valid", partial_->second}};
+    if (prior_)
+      j["prior"] = {{"device", prior_->device},          {"problem_size", prior_->problem_size},
+                    {"source", prior_->source},          {"results", prior_->observations.size()},
+                    {"successful", prior_->successes()}, {"replayed", prior_->replayed}};
+    cli::Json best = cli::Json::array();
+    for (size_t i = 0; i < r.size() && i < static_cast<size_t>(top); ++i) {
+      cli::Json c = cli::Json::object();
+      for (size_t p = 0; p < params.size(); ++p) c[params[p].name] = cli::to_json(r[i]->config[p]);
+      cli::Json row = {{"config", c}, {"time_ms", *r[i]->time_ms}, {"objective", *objective_of(*spec_, *r[i])},
+                       {"ratio_to_best", *objective_of(*spec_, *r[0]) / *objective_of(*spec_, *r[i])}};
+      if (!r[i]->metrics.empty()) row["metrics"] = r[i]->metrics;
+      if (auto it = confirmed_.find(db::config_key(r[i]->config)); it != confirmed_.end())
+        row["confirmed_time_ms"] = it->second;
+      best.push_back(row);
+    }
+    j["best"] = best;
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::cout << (replay_ ? "REPLAY of recorded measurements (" + device_.name + ", " + source_ + ")\n"
+                        : "tuned on " + source_ + "\n");
+  std::cout << "stopped: " << stop_reason_name(result.stop) << "; " << measured_ << (replay_ ? " replayed" : " measured");
+  if (resumed_) std::cout << ", " << resumed_ << " reused from the database";
+  if (missing_ + result.not_recorded) std::cout << ", " << missing_ + result.not_recorded << " not in the recorded data";
+  if (partial_) std::cout << " (a partial recording: the best is the recorded part's)";
+  std::cout << "; " << (replay_ ? "recorded tuning time " : "elapsed ") << fixed(result.elapsed_s, 1) << " s\n";
+  for (const auto& [status, n] : counts_) std::cout << "  " << status << ": " << n << '\n';
+  std::vector<std::string> header{"#", "configuration", "time ms"};
+  if (!confirmed_.empty()) header.push_back("re-measured");
+  for (const auto& m : spec_->metrics) header.push_back(m.name);
+  header.push_back("vs best");
+  Table t(header);
+  for (size_t i = 0; i < r.size() && i < static_cast<size_t>(top); ++i) {
+    std::vector<std::string> row{std::to_string(i + 1), db::config_key(r[i]->config), fixed(*r[i]->time_ms, 4)};
+    if (!confirmed_.empty()) {
+      auto it = confirmed_.find(db::config_key(r[i]->config));
+      row.push_back(it == confirmed_.end() ? "" : fixed(it->second, 4));
+    }
+    for (const auto& m : spec_->metrics) {
+      auto it = r[i]->metrics.find(m.name);
+      row.push_back(it == r[i]->metrics.end() ? "-" : fixed(it->second, 1));
+    }
+    const double ratio = spec_->higher_is_better ? *objective_of(*spec_, *r[i]) / *objective_of(*spec_, *r[0]) : *objective_of(*spec_, *r[0]) / *objective_of(*spec_, *r[i]);
+    row.push_back(fixed(100 * ratio, 1) + "%");
+    t.add(row);
+  }
+  std::string names;
+  for (const auto& p : params) names += (names.empty() ? "" : ",") + p.name;
+  std::cout << "\nbest configurations (" << names << "):\n";
+  t.print(std::cout);
+}
+
+void TuneReport::finish_interrupted(std::ostream& err) {
+  if (bar_) bar_->finish();
+  err << "ktune: interrupted; " << measured_ << " finished evaluations are stored\n";
+}
+
+}  // namespace ktune

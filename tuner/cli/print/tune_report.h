@@ -1,0 +1,54 @@
+// TuneReport: what `ktune tune` tells the user while and after it tunes — a
+// banner that says whether this is a GPU run or a replay, the progress line
+// (done/total, best so far, rate, ETA), and the final table of the best
+// configurations with their ratio to the best (or the same as JSON), ranked
+// by rank_results (tuner/tune/evaluator.h). It observes a tune::run and
+// never measures: the re-measured times it shows are the run's, as stored.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "db/record/record.h"
+#include "search/strategy/cost.h"
+#include "tuner/tune/evaluator.h"
+#include "tuner/tune/prior.h"
+#include "tuner/tune/run.h"
+#include "tuner/cli/print/progress.h"
+#include "tuner/spec/spec.h"
+
+namespace ktune {
+
+class TuneReport : public tune::RunObserver {
+ public:
+  TuneReport(const Spec& spec, bool interactive);
+
+  void started(const tune::RunStart& start) override;
+  void measured(const Measured& m) override;
+  void reused(const db::Evaluation& e) override;
+  void progress(const TraceEntry& t) override;
+  void remeasured(const Measured& m) override;  // the table then shows both times
+  void finish(const RunResult& r, bool json, int top, int64_t run_id);
+  void finish_interrupted(std::ostream& err);
+  bool any_ok() const { return ok_ > 0; }
+
+ private:
+  const Spec* spec_;
+  db::DeviceInfo device_;
+  bool replay_ = false;
+  std::string source_;
+  std::optional<Prior> prior_;
+  bool interactive_;
+  std::vector<db::Evaluation> evals_;
+  std::map<std::string, int> counts_;
+  std::map<std::string, double> confirmed_;  // config key -> re-measured median
+  size_t ok_ = 0, missing_ = 0, resumed_ = 0, measured_ = 0, reusable_ = 0;
+  std::optional<std::pair<uint64_t, uint64_t>> partial_;
+  std::unique_ptr<Progress> bar_;
+};
+
+}  // namespace ktune

@@ -1,0 +1,198 @@
+// `ktune best` and `ktune results`: queries over the results database.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <iostream>
+
+#include "db/store.h"
+#include "ktune/error.h"
+#include "tuner/cli/cli.h"
+#include "tuner/cli/print/json.h"
+#include "tuner/compile/occupancy.h"
+#include "tuner/spec/spec.h"
+#include "tuner/cli/print/table.h"
+
+namespace ktune::cli {
+
+namespace {
+
+struct QueryOptions : ResultsOptions {
+  std::string spec;
+  std::string config;  // --config k=v,...
+  std::string status;
+  std::string problem_size;
+  std::string sort = "time";
+  int64_t limit = 0;
+  bool samples = false;
+};
+
+void add_common(CLI::App* sub, QueryOptions& o) {
+  sub->add_option("--db", o.db, "results database (default $KTUNE_DB, else ./ktune.db)");
+  sub->add_option("--kernel", o.kernel, "kernel name");
+  sub->add_option("--device", o.device, "device name, or any part of it that names one device");
+  sub->add_option("--arch", o.arch, "compute capability, e.g. sm_90 (instead of --device)");
+  sub->add_option("--problem-size", o.problem_size, "problem size, e.g. 4096 or 4096,4096");
+  sub->add_flag("--json", o.json, "machine-readable output");
+}
+
+db::Filter make_filter(const QueryOptions& o, db::Store& store) {
+  db::Filter f;
+  f.kernel = o.kernel;
+  if (!o.spec.empty() && f.kernel.empty()) f.kernel = load_spec(o.spec).kernel.name;
+  f.device = resolved_device(store, o.device);
+  if (!o.arch.empty()) f.compute_capability = Arch::parse(o.arch).sm;
+  if (!o.problem_size.empty()) f.problem_size = problem_size_option(o.problem_size);
+  if (!o.status.empty()) {
+    f.status = db::status_from_string(o.status);
+    if (!f.status)
+      throw Error::bad_input("--status: unknown status '" + o.status +
+                             "' (ok, invalid, compile_error, runtime_error, timeout, wrong_result)");
+  }
+  if (o.sort == "time") f.sort = db::Filter::Sort::Time;
+  else if (o.sort == "newest") f.sort = db::Filter::Sort::Newest;
+  else if (o.sort == "id") f.sort = db::Filter::Sort::Id;
+  else throw Error::bad_input("--sort: expected time, newest or id, got '" + o.sort + "'");
+  f.limit = o.limit;
+  return f;
+}
+
+Json row_json(const db::ResultRow& r, bool samples) {
+  Json config = Json::object();
+  for (size_t i = 0; i < r.param_names.size() && i < r.eval.config.size(); ++i)
+    config[r.param_names[i]] = to_json(r.eval.config[i]);
+  Json j = {{"id", r.id}, {"kernel", r.kernel}, {"device", r.device}, {"problem_size", r.problem_size},
+            {"config", config}, {"status", db::to_string(r.eval.status)}};
+  const db::Evaluation& e = r.eval;
+  auto opt = [&](const char* k, const auto& v) {
+    if (v) j[k] = *v;
+  };
+  opt("time_ms", e.time_ms);
+  opt("min_ms", e.min_ms);
+  opt("mean_ms", e.mean_ms);
+  opt("stddev_ms", e.stddev_ms);
+  if (e.sample_count) j["sample_count"] = e.sample_count;
+  if (samples && !e.samples.empty()) j["samples"] = e.samples;
+  if (!e.metrics.empty()) j["metrics"] = e.metrics;
+  for (const db::EvaluationField& f : db::evaluation_fields()) {
+    if (!f.in_results) continue;
+    if (f.real) opt(f.column, e.*f.real);
+    else opt(f.column, e.*f.integer);
+  }
+  if (!e.reason.empty()) j["reason"] = e.reason;
+  if (r.run_id) j["run_id"] = *r.run_id;
+  j["replay"] = r.replayed;
+  j["timestamp"] = e.timestamp;
+  return j;
+}
+
+// Rows whose configuration has each `--config` value; a name no row's kernel
+// has is bad input naming the parameters there are.
+std::vector<db::ResultRow> with_config(std::vector<db::ResultRow> rows, const std::string& config, int64_t limit) {
+  if (config.empty()) return rows;
+  std::vector<std::string> items;
+  for (size_t at = 0; at <= config.size();) {
+    const size_t comma = std::min(config.find(',', at), config.size());
+    if (comma > at) items.push_back(config.substr(at, comma - at));
+    at = comma + 1;
+  }
+  const ConstantOverrides wanted = parse_constant_overrides(items);
+  std::vector<db::ResultRow> out;
+  for (db::ResultRow& r : rows) {
+    bool match = true;
+    for (const auto& [name, value] : wanted) {
+      const auto it = std::find(r.param_names.begin(), r.param_names.end(), name);
+      if (it == r.param_names.end()) {
+        std::string names;
+        for (const std::string& n : r.param_names) names.append(names.empty() ? "" : ", ").append(n);
+        throw Error::bad_input("--config: kernel '" + r.kernel + "' has no parameter '" + name + "' (" + names + ")");
+      }
+      match = match && r.eval.config[size_t(it - r.param_names.begin())] == value;
+    }
+    if (match) out.push_back(std::move(r));
+    if (limit > 0 && int64_t(out.size()) == limit) break;
+  }
+  return out;
+}
+
+void print_rows(const std::vector<db::ResultRow>& rows, bool json, bool samples) {
+  if (json) {
+    Json a = Json::array();
+    for (const auto& r : rows) a.push_back(row_json(r, samples));
+    std::cout << a.dump(2) << '\n';
+    return;
+  }
+  // The configuration's column names its parameters when the rows share them.
+  std::string configuration = "configuration";
+  if (!rows.empty() && std::all_of(rows.begin(), rows.end(), [&](const db::ResultRow& r) {
+        return r.param_names == rows.front().param_names;
+      })) {
+    std::string names;
+    for (const std::string& n : rows.front().param_names) names.append(names.empty() ? "" : ",").append(n);
+    configuration += " (" + names + ")";
+  }
+  Table t({"kernel", "device", "problem", configuration, "status", "time ms", "metrics"});
+  for (const auto& r : rows) {
+    std::string metrics;
+    for (const auto& [k, v] : r.eval.metrics) metrics += (metrics.empty() ? "" : " ") + k + "=" + fixed(v, 2);
+    if (r.eval.status != db::Status::Ok) metrics = r.eval.reason.substr(0, 60);
+    const std::string device = r.replayed ? r.device + " (replay)" : r.device;
+    t.add({r.kernel, device, db::problem_size_key(r.problem_size), db::config_key(r.eval.config),
+           db::to_string(r.eval.status), r.eval.time_ms ? fixed(*r.eval.time_ms, 4) : "-", metrics});
+  }
+  t.print(std::cout);
+  std::cout << rows.size() << " row" << (rows.size() == 1 ? "" : "s") << '\n';
+}
+
+db::Store open_for_query(const QueryOptions& o) {
+  db::StoreOptions so;
+  so.read_only = true;
+  return db::Store(o.resolved_db(), so);
+}
+
+int run_best(const QueryOptions& o) {
+  db::Store store = open_for_query(o);
+  const db::Filter f = make_filter(o, store);
+  store.require_known(f);
+  const auto rows = store.best(f);
+  print_rows(rows, o.json, o.samples);
+  if (rows.empty()) {
+    std::cerr << "ktune: no successful measurement matches";
+    if (!f.kernel.empty()) std::cerr << " kernel '" << f.kernel << "'";
+    if (!f.device.empty()) std::cerr << " on '" << f.device << "'";
+    std::cerr << '\n';
+    return 1;
+  }
+  return 0;
+}
+
+int run_results(const QueryOptions& o) {
+  db::Store store = open_for_query(o);
+  db::Filter f = make_filter(o, store);
+  store.require_known(f);
+  if (!o.config.empty()) f.limit = 0;  // the limit counts the rows that match
+  print_rows(with_config(store.results(f), o.config, o.limit), o.json, o.samples);
+  return 0;
+}
+
+}  // namespace
+
+void add_query_commands(CLI::App& app, CommandResult& result) {
+  auto b = std::make_shared<QueryOptions>();
+  CLI::App* best = app.add_subcommand("best", "The best configuration per kernel, device and problem size");
+  best->add_option("spec", b->spec, "tuning spec (its kernel name selects the results)");
+  add_common(best, *b);
+  best->callback([b, &result] { result.exit_status = run_best(*b); });
+
+  auto r = std::make_shared<QueryOptions>();
+  CLI::App* res = app.add_subcommand("results", "Stored measurements, filtered and sorted");
+  res->add_option("spec", r->spec, "tuning spec (its kernel name selects the results)");
+  add_common(res, *r);
+  res->add_option("--config", r->config, "only configurations with these values, e.g. block_size_x=256,tile=2");
+  res->add_option("--status", r->status, "ok, invalid, compile_error, runtime_error, timeout, wrong_result");
+  res->add_option("--sort", r->sort, "time (fastest first), newest or id")->capture_default_str();
+  res->add_option("--limit", r->limit, "at most N rows");
+  res->add_flag("--samples", r->samples, "include raw samples in --json");
+  res->callback([r, &result] { result.exit_status = run_results(*r); });
+}
+
+}  // namespace ktune::cli

@@ -1,0 +1,164 @@
+// `ktune tune SPEC`: reads the options, makes the evaluator (a GPU now, or a
+// replay of recorded measurements with --simulate), calls tune::run
+// (tuner/tune/run.h) and prints what it observed.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include "db/store.h"
+#include "ktune/error.h"
+#include "tuner/cli/cli.h"
+#include "tuner/cli/print/json.h"
+#include "tuner/tune/configs_from.h"
+#include "tuner/tune/gpu_evaluator.h"
+#include "tuner/tune/run.h"
+#include "tuner/tune/replay_evaluator.h"
+#include "tuner/spec/spec.h"
+#include "tuner/cli/print/tune_report.h"
+
+namespace ktune::cli {
+namespace {
+
+
+struct TuneOptions : ResultsOptions {
+  std::string spec;
+  std::string verify;  // --verify first-valid
+  std::vector<std::string> sets;  // --set NAME=VALUE: spec constants overridden
+  std::string strategy;
+  std::optional<uint64_t> max_fevals;
+  std::string time_limit;
+  std::optional<uint64_t> seed;
+  int gpu = 0;
+  std::string simulate;
+  std::string prior;  // --prior DATA; default: the database's own results of the kernel elsewhere
+  std::string prior_device;
+  bool no_prior = false;
+  bool force = false;
+  bool cold = false;
+  std::optional<double> warmup_ms;
+  size_t batch = 0;
+  double timeout_s = 0;
+  std::string compile_timeout;
+  int top = 10;
+  std::string configs_from;  // --configs-from DEVICE: measure its --top fastest configurations
+  bool no_racing = false;
+};
+
+std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o) {
+  if (!o.simulate.empty()) return std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
+  GpuEvaluatorOptions go;
+  go.gpu = o.gpu;
+  go.cold = o.cold;
+  if (o.warmup_ms) {
+    if (!(*o.warmup_ms >= 0) || *o.warmup_ms > 10000) throw Error::bad_input("--warmup: milliseconds from 0 to 10000");
+    go.warm_warmup_ms = go.idle_warmup_ms = *o.warmup_ms;
+  }
+  go.timeout_s = o.timeout_s;
+  go.racing = !o.no_racing;
+  if (!o.compile_timeout.empty()) go.compile_timeout_s = duration_option("--compile-timeout", o.compile_timeout);
+  go.interrupt = &interrupted();
+  return std::make_unique<GpuEvaluator>(spec, go);
+}
+
+int run_tune(const TuneOptions& o) {
+  Spec loaded = load_spec(o.spec, parse_constant_overrides(o.sets));
+  if (!o.verify.empty()) {
+    if (o.verify != "first-valid") throw Error::bad_input("--verify: 'first-valid' is the one choice, not '" + o.verify + "'");
+    loaded.verify_against_first_valid();
+  }
+  const Spec spec = std::move(loaded);
+  if (o.simulate.empty()) spec.require_runnable();  // before the notes: a GPU run needs them
+  for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
+  require_valid_configurations(spec);
+  for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
+  // Named on the command line (with its options), else the spec's, else the
+  // default; Kernel Tuner's names and option names are read as ktune's.
+  const std::string named = !o.strategy.empty() ? o.strategy
+                            : !spec.strategy.name.empty() ? spec.strategy.name : default_strategy_name();
+  const bool spec_named = named.substr(0, named.find(':')) == spec.strategy.name;  // its options apply
+  const ResolvedStrategy chosen =
+      strategy_option(named, spec_named ? spec.strategy.options : std::map<std::string, Value, std::less<>>{});
+  tune::RunOptions ro;
+  ro.strategy = chosen.name;
+  ro.strategy_options = chosen.options;
+  ro.seed = o.seed.value_or(spec.strategy.seed.value_or(1));
+  ro.budget.max_fevals = o.max_fevals.value_or(spec.strategy.max_fevals.value_or(0));
+  if (!o.max_fevals && spec.strategy.max_fraction)
+    ro.budget.max_fevals = std::max<uint64_t>(1, uint64_t(*spec.strategy.max_fraction * spec.space().count_valid()));
+  ro.budget.time_limit_s =
+      o.time_limit.empty() ? spec.strategy.time_limit_s.value_or(0) : duration_option("--time-limit", o.time_limit);
+  ro.batch = o.batch;
+  ro.force = o.force;
+  ro.prior_path = o.prior;
+  ro.prior_device = o.prior_device;
+  ro.no_prior = o.no_prior;
+  ro.interrupt = &interrupted();
+
+  db::Store store(o.resolved_db());  // opened for writing before anything is measured
+  if (!o.configs_from.empty()) {  // another device's fastest, in place of a strategy
+    const ConfigsFrom from = configs_from(spec, store, resolved_device(store, o.configs_from), size_t(std::max(o.top, 1)));
+    if (!o.max_fevals) ro.budget.max_fevals = from.configs.size();
+    std::cerr << "ktune: measuring " << from.describe() << '\n';
+    ro.listed = from.configs;
+  }
+  std::unique_ptr<ConfigEvaluator> evaluator = make_evaluator(spec, o);
+  TuneReport report(spec, !o.json);
+  const CatchInterrupt ctrl_c;
+  const tune::RunOutcome outcome = tune::run(spec, *evaluator, store, ro, report);
+  if (outcome.interrupted) {
+    report.finish_interrupted(std::cerr);
+    return 130;
+  }
+  report.finish(outcome.result, o.json, o.top, outcome.run_id);
+  return report.any_ok() ? 0 : 1;
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app, CommandResult& result) {
+  auto o = std::make_shared<TuneOptions>();
+  CLI::App* sub = app.add_subcommand("tune", "Tune a spec on a GPU, or replay recorded measurements (--simulate)");
+  sub->add_option("spec", o->spec, "tuning spec (YAML or T1 JSON)")->required();
+  sub->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
+  sub->add_option("--strategy", o->strategy, std::string("search strategy (default: the spec's, else ") +
+                                                 default_strategy_name() + "); see `ktune strategies list`");
+  sub->add_option("--max-fevals", o->max_fevals, "at most N measured configurations");
+  sub->add_option("--time-limit", o->time_limit, "wall-time budget (replay: recorded time), e.g. 90s, 10m");
+  sub->add_option("--seed", o->seed, "seed for the strategy");
+  sub->add_option("--gpu", o->gpu, "GPU index");
+  sub->add_option("--verify", o->verify,
+                  "first-valid: check every configuration's outputs against the first that runs (for a spec that "
+                  "does not verify, e.g. a T1 file)");
+  sub->add_option("--simulate", o->simulate, "replay recorded measurements: a ktune database or Kernel Tuner cache");
+  CLI::Option* prior = sub->add_option("--prior", o->prior,
+                  "results of the same kernel measured elsewhere (a ktune database or Kernel Tuner cache): the "
+                  "strategy starts from what ranked well there (default: this database's series of the kernel "
+                  "on another device or problem size with the most results)");
+  sub->add_option("--prior-device", o->prior_device, "which device's results of --prior, where it holds several");
+  sub->add_flag("--no-prior", o->no_prior, "start without a prior, not even the database's")->excludes(prior);
+  sub->add_flag("--force", o->force, "measure again what the database already holds");
+  sub->add_flag("--cold", o->cold, "flush the L2 cache before every sample");
+  sub->add_flag("--no-racing", o->no_racing,
+                "sample every configuration fully (default: one whose first 3 samples all lie over 1.2 x the best "
+                "median so far stops sampling, stored as stopped_early)");
+  sub->add_option("--warmup", o->warmup_ms, "milliseconds of launches before every configuration's timed samples (default: 20 for the first and after the GPU idled 250 ms, 2 while it is kept busy)");
+  sub->add_option("--timeout", o->timeout_s,
+                  "seconds a launch batch may take before the kernel counts as hung "
+                  "(default: from the best time so far, at least 1 s; 10 s before any timing)");
+  sub->add_option("--compile-timeout", o->compile_timeout,
+                  "a configuration whose compile takes longer fails (compile_error) and the run goes on (default 300s)");
+  sub->add_option("--batch", o->batch, "configurations per strategy proposal (default: 64 for brute_force and random_sample, else 8; the same in replay)");
+  sub->add_option("--top", o->top, "rows in the final table; with --configs-from, also how many configurations")
+      ->capture_default_str();
+  sub->add_option("--configs-from", o->configs_from,
+                  "measure the --top fastest configurations DEVICE (any part of its name) recorded in the database "
+                  "for this kernel and problem size, instead of searching (then `ktune compare`)");
+  sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
+  sub->add_option("--device", o->device, "replay: which device's results to use");
+  sub->add_flag("--json", o->json, "machine-readable summary");
+  sub->callback([o, &result] { result.exit_status = run_tune(*o); });
+}
+
+}  // namespace ktune::cli

@@ -1,0 +1,489 @@
+#include "tuner/compile/compiler.h"
+
+#include <nvrtc.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "ktune/error.h"
+#include "tuner/compile/std_headers.h"
+#include "tuner/base/sha256.h"
+
+#ifndef KTUNE_CUDA_INCLUDE_DIR
+#define KTUNE_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
+#endif
+
+namespace ktune {
+namespace fs = std::filesystem;
+namespace {
+
+bool has_word(std::string_view text, std::string_view word) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(word); at != std::string_view::npos; at = text.find(word, at + 1)) {
+    const bool left = at == 0 || !ident(text[at - 1]);
+    const bool right = at + word.size() == text.size() || !ident(text[at + word.size()]);
+    if (left && right) return true;
+  }
+  return false;
+}
+
+// A tunable passed as -Dname breaks CUDA's own headers when `name` is also an
+// identifier there (`mode` is a parameter name in NVRTC's builtin header):
+// every configuration then fails with errors deep in a header the user never
+// wrote. When errors are in NVRTC's builtin header or the toolkit's headers
+// and their context names a defined macro, say so first, in one line.
+std::string header_clash_hint(const std::string& log, const CompileRequest& request, const fs::path& cuda_include) {
+  std::istringstream lines(log);
+  std::string line, where;
+  std::set<std::string> clashing;
+  bool in_header_error = false;
+  while (std::getline(lines, line)) {
+    const size_t paren = line.find('(');
+    const bool error_line = line.find(": error") != std::string::npos && paren != std::string::npos;
+    if (error_line) {
+      const std::string file = line.substr(0, paren);
+      in_header_error = file == "__nv_nvrtc_builtin_header.h" ||
+                        (!cuda_include.empty() && file.rfind(cuda_include.string(), 0) == 0);
+      if (in_header_error && where.empty()) where = line.substr(0, line.find(':'));
+    }
+    if (!in_header_error) continue;
+    for (const auto& [name, value] : request.defines)
+      if (has_word(error_line ? line.substr(line.find(": error")) : line, name)) clashing.insert(name);
+  }
+  if (clashing.empty()) return "";
+  std::string names;
+  for (const std::string& n : clashing) names += (names.empty() ? "'" : ", '") + n + "'";
+  return "error: " + names + (clashing.size() > 1 ? " are" : " is") +
+         " passed as -D macro and also an identifier in a CUDA header (first error at " + where +
+         "): rename the tunable parameter in the spec and the kernel";
+}
+
+// Bump when the meaning of a cache entry changes (fields, options ktune adds).
+constexpr std::string_view kKeySchema = "ktune-compile-key 1";
+constexpr std::string_view kPtxasVerbose = "--ptxas-options=-v";
+
+std::optional<std::string> slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct IncludeDirective {
+  std::string name;
+  bool quoted = false;  // "x.h" (searched from the including file's folder first) vs <x.h>
+};
+
+// #include directives of a file, whatever #if surrounds them: hashing a header
+// that is not compiled in only costs a spurious miss, never a wrong hit.
+std::vector<IncludeDirective> include_directives(std::string_view text) {
+  std::vector<IncludeDirective> out;
+  while (!text.empty()) {
+    std::string_view line = text.substr(0, text.find('\n'));
+    text.remove_prefix(std::min(text.size(), line.size() + 1));
+    std::size_t at = line.find_first_not_of(" \t");
+    if (at == std::string_view::npos || line[at] != '#') continue;
+    at = line.find_first_not_of(" \t", at + 1);
+    if (at == std::string_view::npos || line.substr(at, 7) != "include") continue;
+    at = line.find_first_not_of(" \t", at + 7);
+    if (at == std::string_view::npos || (line[at] != '"' && line[at] != '<')) continue;
+    char close = line[at] == '"' ? '"' : '>';
+    std::size_t end = line.find(close, at + 1);
+    if (end == std::string_view::npos) continue;
+    out.push_back({std::string(line.substr(at + 1, end - at - 1)), close == '"'});
+  }
+  return out;
+}
+
+// Hashes the headers `text` includes that exist under `including_dir` (quoted
+// includes only) or `search`, recursively, each once. Headers found nowhere
+// there are the toolkit's or NVRTC's own: NVRTC's version stands for them.
+void hash_headers(Sha256& h, std::string_view text, const fs::path& including_dir,
+                  const std::vector<fs::path>& search, std::set<fs::path>& seen) {
+  for (const IncludeDirective& inc : include_directives(text)) {
+    std::vector<fs::path> candidates;
+    if (inc.quoted && !including_dir.empty()) candidates.push_back(including_dir / inc.name);
+    for (const fs::path& dir : search) candidates.push_back(dir / inc.name);
+    for (const fs::path& candidate : candidates) {
+      std::error_code ec;
+      if (!fs::is_regular_file(candidate, ec)) continue;
+      fs::path canonical = fs::weakly_canonical(candidate, ec);
+      if (!seen.insert(canonical).second) break;
+      std::optional<std::string> contents = slurp(candidate);
+      if (!contents) break;
+      h.update_field(inc.name);
+      h.update_field(*contents);
+      hash_headers(h, *contents, candidate.parent_path(), search, seen);
+      break;
+    }
+  }
+}
+
+fs::path source_dir(const CompileRequest& r) {
+  return r.source_path.empty() ? fs::path() : r.source_path.parent_path();
+}
+
+std::vector<fs::path> search_dirs(const CompileRequest& r) {
+  std::vector<fs::path> dirs;
+  if (!source_dir(r).empty()) dirs.push_back(source_dir(r));
+  dirs.insert(dirs.end(), r.include_dirs.begin(), r.include_dirs.end());
+  return dirs;
+}
+
+// Options that decide the output and mean the same on every machine; the
+// include paths are left out so a cache can move between hosts.
+std::vector<std::string> portable_options(const CompileRequest& r) {
+  std::vector<std::string> opts = {"-arch=" + r.arch.name(), "-std=" + r.std};
+  for (const auto& [name, value] : r.defines) opts.push_back("-D" + name + (value.empty() ? "" : "=" + value));
+  bool verbose = false;
+  for (const std::string& o : r.options) {
+    opts.push_back(o);
+    verbose = verbose || o == kPtxasVerbose || o == "-Xptxas=-v";
+  }
+  // ptxas's report is the only source of spill figures.
+  if (!verbose) opts.emplace_back(kPtxasVerbose);
+  return opts;
+}
+
+fs::path default_cuda_include_dir() {
+  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') {
+    return fs::path(home) / "include";
+  }
+  std::string built_with = KTUNE_CUDA_INCLUDE_DIR;
+  fs::path dir = built_with.substr(0, built_with.find(';'));  // CMake may hand over a list
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) dir = "/usr/local/cuda/include";
+  return dir;
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+class Program {
+ public:
+  ~Program() {
+    if (prog_ != nullptr) nvrtcDestroyProgram(&prog_);
+  }
+  nvrtcProgram& get() { return prog_; }
+
+ private:
+  nvrtcProgram prog_ = nullptr;
+};
+
+std::string program_log(nvrtcProgram prog) {
+  std::size_t size = 0;
+  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size <= 1) return "";
+  std::string log(size, '\0');
+  if (nvrtcGetProgramLog(prog, log.data()) != NVRTC_SUCCESS) return "";
+  // NVRTC joins the front end's and ptxas's logs with a NUL between them.
+  std::erase(log, '\0');
+  return log;
+}
+
+void append_line(std::string& log, const std::string& line) {
+  if (!log.empty() && log.back() != '\n') log += '\n';
+  log += line + '\n';
+}
+
+}  // namespace
+
+std::string CompileRequest::name_expression() const {
+  if (template_args.empty()) return kernel_name;
+  std::string expr = kernel_name + "<";
+  for (std::size_t i = 0; i < template_args.size(); ++i) expr += (i ? ", " : "") + template_args[i];
+  return expr + ">";
+}
+
+std::string CompileResult::error_line() const {
+  size_t at = log.find("error");
+  if (at == std::string::npos) at = 0;
+  size_t start = log.rfind('\n', at);
+  start = start == std::string::npos ? 0 : start + 1;
+  return log.substr(start, log.find('\n', start) - start);
+}
+
+namespace {
+
+fs::path find_nvcc(const fs::path& cuda_include_dir) {
+  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') return fs::path(home) / "bin" / "nvcc";
+  std::error_code ec;
+  if (fs::path beside = cuda_include_dir.parent_path() / "bin" / "nvcc"; fs::exists(beside, ec)) return beside;
+  return "nvcc";
+}
+
+std::string shell_quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs a command line; its stdout and stderr end up in *output. The exit status.
+int run_command(const std::string& command, const fs::path& output_file, std::string* output) {
+  const int rc = std::system((command + " > " + shell_quoted(output_file.string()) + " 2>&1").c_str());
+  *output = slurp(output_file).value_or("");
+  return rc;
+}
+
+std::string nvcc_version() {
+  static const std::string version = [] {
+    const fs::path out = fs::temp_directory_path() / ("ktune-nvcc-version-" + std::to_string(::getpid()));
+    std::string text;
+    run_command(shell_quoted(find_nvcc(default_cuda_include_dir()).string()) + " --version", out, &text);
+    std::error_code ec;
+    fs::remove(out, ec);
+    const size_t at = text.find("release ");
+    return at == std::string::npos ? std::string("unknown") : text.substr(at, text.find('\n', at) - at);
+  }();
+  return version;
+}
+
+// The Itanium-mangled prefix of a function's name: _Z9block_sum for
+// block_sum, _ZN2ns4kernE for ns::kern (its parameter types follow).
+std::string mangled_prefix(const std::string& name) {
+  std::vector<std::string> parts;
+  for (size_t at = 0; at <= name.size();) {
+    const size_t sep = std::min(name.find("::", at), name.size());
+    parts.push_back(name.substr(at, sep - at));
+    at = sep + 2;
+  }
+  std::string out = parts.size() == 1 ? "_Z" : "_ZN";
+  for (const std::string& p : parts) out += std::to_string(p.size()) + p;
+  return parts.size() == 1 ? out : out + "E";
+}
+
+}  // namespace
+
+std::string compile_cache_key(const CompileRequest& request, const std::string& source) {
+  Sha256 h;
+  h.update_field(kKeySchema);
+  h.update_field(Compiler::nvrtc_version());
+  h.update_field(request.name_expression());
+  std::vector<std::string> opts = portable_options(request);
+  h.update_field(std::to_string(opts.size()));
+  for (const std::string& o : opts) h.update_field(o);
+  h.update_field(source);
+  if (request.compiler != "nvrtc") {  // NVRTC's keys stay as they were
+    h.update_field(request.compiler);
+    h.update_field(nvcc_version());
+  }
+  for (const auto& [include, text] : nvrtc_std_headers()) {
+    h.update_field(std::string(include));
+    h.update_field(std::string(text));
+  }
+  std::set<fs::path> seen;
+  hash_headers(h, source, source_dir(request), search_dirs(request), seen);
+  return Sha256::hex(h.digest());
+}
+
+Compiler::Compiler(CompilerOptions options)
+    : cuda_include_dir_(options.cuda_include_dir.empty() ? default_cuda_include_dir()
+                                                         : options.cuda_include_dir) {
+  if (options.use_cache) {
+    cache_.emplace(options.cache_dir.empty() ? CubinCache::default_dir() : options.cache_dir);
+  }
+}
+
+std::string Compiler::nvrtc_version() {
+  static const std::string version = [] {
+    int major = 0, minor = 0;
+    nvrtcVersion(&major, &minor);
+    return std::to_string(major) + "." + std::to_string(minor);
+  }();
+  return version;
+}
+
+const std::vector<int>& Compiler::supported_archs() {
+  static const std::vector<int> archs = [] {
+    int n = 0;
+    std::vector<int> out;
+    if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0) return out;
+    out.resize(static_cast<size_t>(n));
+    if (nvrtcGetSupportedArchs(out.data()) != NVRTC_SUCCESS) out.clear();
+    return out;
+  }();
+  return archs;
+}
+
+CompileResult Compiler::compile(const CompileRequest& request) const {
+  auto start = std::chrono::steady_clock::now();
+  std::string source = request.source;
+  if (source.empty() && !request.source_path.empty()) {
+    std::optional<std::string> text = slurp(request.source_path);
+    if (!text) throw Error::bad_input("cannot read kernel source", {request.source_path.string()});
+    source = std::move(*text);
+  }
+  std::string key = compile_cache_key(request, source);
+  CompileResult result;
+  bool cacheable = false;
+  std::optional<CacheEntry> hit = cache_ ? cache_->load(key) : std::nullopt;
+  if (hit) {
+    result.ok = hit->ok;
+    result.log = std::move(hit->log);
+    result.cubin = std::move(hit->cubin);
+    result.lowered_name = std::move(hit->lowered_name);
+    result.resources = hit->resources;
+    result.cache_hit = true;
+  } else if (request.compiler == "nvcc") {
+    result = compile_with_nvcc(request, source, &cacheable);
+  } else {
+    result = compile_with_nvrtc(request, source, &cacheable);
+  }
+  result.cache_key = key;
+  const ArchLimits* limits = find_arch_limits(request.arch.sm);
+  if (result.ok && limits != nullptr) {
+    result.resources.max_threads_per_block = kernel_max_threads_per_block(*limits, result.resources);
+    if (request.block_threads > 0) {
+      result.occupancy = theoretical_occupancy(*limits, result.resources, request.block_threads,
+                                               request.dynamic_smem);
+    }
+  }
+  result.compile_ms = ms_since(start);
+  if (cache_ && !hit && cacheable) {
+    cache_->store(key, {result.ok, result.cubin, result.lowered_name, result.log, result.resources,
+                        result.compile_ms});
+  }
+  return result;
+}
+
+// Failures the code could not have caused (out of memory, a broken
+// installation) come back with *cacheable false: the next run may succeed.
+CompileResult Compiler::compile_with_nvrtc(const CompileRequest& request, const std::string& source,
+                                           bool* cacheable) const {
+  CompileResult r;
+  *cacheable = true;
+  std::string name = request.source_path.empty() ? "kernel.cu" : request.source_path.filename().string();
+  Program prog;
+  std::vector<std::string> header_text, header_name;
+  for (const auto& [include, text] : nvrtc_std_headers()) {
+    header_name.emplace_back(include);
+    header_text.emplace_back(text);
+  }
+  std::vector<const char*> headers, includes;
+  for (size_t i = 0; i < header_text.size(); ++i) {
+    headers.push_back(header_text[i].c_str());
+    includes.push_back(header_name[i].c_str());
+  }
+  nvrtcResult rc = nvrtcCreateProgram(&prog.get(), source.c_str(), name.c_str(), static_cast<int>(headers.size()),
+                                      headers.data(), includes.data());
+  std::string expr = request.name_expression();
+  if (rc == NVRTC_SUCCESS) rc = nvrtcAddNameExpression(prog.get(), expr.c_str());
+  if (rc != NVRTC_SUCCESS) {
+    r.log = std::string("nvrtc: cannot create the program: ") + nvrtcGetErrorString(rc) + "\n";
+    *cacheable = false;
+    return r;
+  }
+  std::vector<std::string> opts = portable_options(request);
+  for (const fs::path& dir : search_dirs(request)) opts.push_back("-I" + dir.string());
+  std::error_code ec;
+  if (fs::is_directory(cuda_include_dir_, ec)) opts.push_back("-I" + cuda_include_dir_.string());
+  // CUDA 13 keeps CCCL (cub, thrust, cuda/std, nv) in include/cccl; nvcc adds it by itself.
+  if (fs::is_directory(cuda_include_dir_ / "cccl", ec)) opts.push_back("-I" + (cuda_include_dir_ / "cccl").string());
+  // Where a driver is installed NVRTC reuses cubins from the driver's compute
+  // cache, and a reused cubin comes without ptxas's report (so without spill
+  // figures) and without an honest compile time. Our own cache stands in.
+  opts.emplace_back("--no-cache");
+  std::vector<const char*> argv;
+  for (const std::string& o : opts) argv.push_back(o.c_str());
+  rc = nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+  r.log = program_log(prog.get());
+  if (rc != NVRTC_SUCCESS) {
+    if (const std::string hint = header_clash_hint(r.log, request, cuda_include_dir_); !hint.empty()) r.log = hint + "\n" + r.log;
+    // <cub/cub.cuh> and thrust pull in host code, which NVRTC cannot compile.
+    if (r.log.find("not allowed in JIT mode") != std::string::npos)
+      r.log = "ktune: this kernel includes host code (e.g. <cub/cub.cuh> whole, thrust), which NVRTC cannot compile: "
+              "build it with nvcc (kernel.compiler: nvcc in the spec)\n" + r.log;
+    append_line(r.log, std::string("nvrtc: ") + nvrtcGetErrorString(rc));
+    if (rc != NVRTC_ERROR_COMPILATION && rc != NVRTC_ERROR_INVALID_OPTION) *cacheable = false;
+    return r;
+  }
+  const char* lowered = nullptr;
+  std::size_t size = 0;
+  if (nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered) != NVRTC_SUCCESS || lowered == nullptr ||
+      nvrtcGetCUBINSize(prog.get(), &size) != NVRTC_SUCCESS || size == 0) {
+    append_line(r.log, "ktune: NVRTC produced no cubin for '" + expr + "' (is " + request.arch.name() +
+                           " a real architecture?)");
+    return r;
+  }
+  r.lowered_name = lowered;
+  r.cubin.resize(size);
+  nvrtcGetCUBIN(prog.get(), r.cubin.data());
+  return with_resources(std::move(r));
+}
+
+// The compiled kernel's resource usage, from the cubin and ptxas's report in
+// the log; r.cubin and r.lowered_name set.
+CompileResult Compiler::with_resources(CompileResult r) {
+  std::string error;
+  std::optional<KernelResources> res = read_kernel_resources(r.cubin, r.lowered_name, &error);
+  if (!res) {
+    append_line(r.log, "ktune: cannot read the kernel's resource usage: " + error);
+    return r;
+  }
+  auto usage = parse_ptxas_log(r.log);
+  if (auto it = usage.find(r.lowered_name); it != usage.end()) {
+    res->spill_store_bytes = static_cast<int>(it->second.spill_stores);
+    res->spill_load_bytes = static_cast<int>(it->second.spill_loads);
+  }
+  r.resources = *res;
+  r.ok = true;
+  return r;
+}
+
+fs::path Compiler::nvcc_path() const { return find_nvcc(cuda_include_dir_); }
+
+// nvcc -cubin in a scratch folder, with the options NVRTC would get (the
+// source's folder and its include path, the defines, the arch and standard).
+CompileResult Compiler::compile_with_nvcc(const CompileRequest& request, const std::string& source,
+                                          bool* cacheable) const {
+  CompileResult r;
+  *cacheable = true;
+  if (!request.template_args.empty()) {
+    r.log = "ktune: kernel.template_args need NVRTC's name expressions; with compiler nvcc pass the parameters "
+            "as -D defines (leave template_args out)\n";
+    return r;
+  }
+  std::string dir_template = (fs::temp_directory_path() / "ktune-nvcc-XXXXXX").string();
+  if (!::mkdtemp(dir_template.data())) {
+    r.log = "ktune: cannot make a scratch folder for nvcc\n";
+    *cacheable = false;
+    return r;
+  }
+  const fs::path dir = dir_template;
+  const std::string name = request.source_path.empty() ? "kernel.cu" : request.source_path.filename().string();
+  { std::ofstream(dir / name, std::ios::binary) << source; }
+  std::string command = shell_quoted(nvcc_path().string()) + " -cubin";
+  for (const std::string& o : portable_options(request)) command += " " + shell_quoted(o);
+  for (const fs::path& d : search_dirs(request)) command += " " + shell_quoted("-I" + d.string());
+  command += " -o " + shell_quoted((dir / "k.cubin").string()) + " " + shell_quoted((dir / name).string());
+  const int rc = run_command(command, dir / "log.txt", &r.log);
+  std::optional<std::string> cubin = rc == 0 ? slurp(dir / "k.cubin") : std::nullopt;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (!cubin) {
+    append_line(r.log, "nvcc: exit status " + std::to_string(rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : rc));
+    if (rc == -1 || (WIFEXITED(rc) && WEXITSTATUS(rc) == 127)) *cacheable = false;  // no nvcc here: not the code's fault
+    return r;
+  }
+  r.cubin = std::move(*cubin);
+  // extern "C" kernels keep their name; a C++ one is found by its mangled
+  // prefix (nvcc has no name expressions).
+  const std::string mangled = mangled_prefix(request.kernel_name);
+  for (const std::string& k : cubin_kernel_names(r.cubin))
+    if (k == request.kernel_name || (r.lowered_name != request.kernel_name && k.rfind(mangled, 0) == 0))
+      r.lowered_name = k;
+  if (r.lowered_name.empty()) {
+    append_line(r.log, "ktune: nvcc's cubin has no kernel '" + request.kernel_name + "'");
+    return r;
+  }
+  return with_resources(std::move(r));
+}
+
+}  // namespace ktune

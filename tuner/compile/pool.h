@@ -1,0 +1,136 @@
+// CompilePool: compiles kernel configurations ahead of the GPU, in parallel.
+//
+// Why processes: NVRTC serialises much of its work inside one process (on the
+// 16-core GPU host one process's compiles scaled 4.6x over 16 threads: 67
+// compiles/s, against 234/s from 16 processes; bench/micro/compile_bench.cpp). So
+// each worker slot of the pool is a thread here that drives a child process:
+// a fresh exec of this same program which, finding KTUNE_COMPILE_WORKER in its
+// environment, serves compile requests from the first line of its main()
+// (serve_if_compile_child, called through enter_worker_if_requested in
+// tuner/gpu/worker.h; like the GPU worker, and for the same reason: this
+// process may hold CUDA driver state that a forked copy cannot use). The child runs the normal
+// Compiler with the same cubin cache, so results and cache entries are those
+// of an in-process compile.
+//
+//  * A child that dies (NVRTC can crash on odd code) is data: that request's
+//    result is ok == false with "compiler process died: signal 11 ..." as its
+//    log (never cached, so the next run tries again), and the slot starts a
+//    fresh child for its next request.
+//  * A child that runs past CompilePoolOptions::time_limit_s is killed: that
+//    request fails with "compile timed out after N s" (never cached either)
+//    and counts in timeouts(), not deaths().
+//  * Cache hits are answered in submit(), in this process (a lookup costs
+//    ~50 us; a round trip to a busy child could wait behind a cold compile).
+//  * In-process fallback: with KTUNE_COMPILE_IN_PROCESS=1 (or
+//    CompilePoolOptions::in_process) the slots compile on their own threads;
+//    a slot whose child cannot be started does so too. NVRTC crashes then
+//    take this process down: nothing isolates them.
+//  * Results are taken in any order; a ticket is taken once.
+//
+// One thread submits and takes at a time; the slots are internal.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tuner/compile/compiler.h"
+
+namespace ktune {
+
+// What a compile child does besides compiling, for tests to replace (a seam in
+// the manner of leveldb's Env; the production program sets none): called with
+// each request before it is compiled, it may crash or hang the child as NVRTC
+// sometimes does.
+struct CompileChildHooks {
+  std::function<void(const CompileRequest&)> before_compile;
+};
+
+// In a process a CompilePool started as a compile child: serves requests until
+// the pool closes the socket, then exits; never returns. Elsewhere it returns
+// at once.
+void serve_if_compile_child(const CompileChildHooks& hooks = {});
+
+struct CompilePoolOptions {
+  unsigned workers = 0;      // 0: one per hardware thread
+  CompilerOptions compiler;  // cache and CUDA headers, in this process and in the children
+  bool in_process = false;   // threads instead of child processes
+  // Waiting for a result throws Error::failed("interrupted") once this is set.
+  const std::atomic<bool>* interrupt = nullptr;
+  // A compile child that has not answered within this many seconds is killed
+  // and its request fails with "compile timed out" (NVRTC can loop forever on
+  // pathological templates); 0 = no limit. In-process compiles (a thread
+  // cannot be killed) are not limited.
+  double time_limit_s = kDefaultCompileTimeLimitS;
+  static constexpr double kDefaultCompileTimeLimitS = 300;
+};
+
+class CompilePool {
+ public:
+  using Ticket = std::uint64_t;
+
+  explicit CompilePool(CompilePoolOptions options = {});
+  ~CompilePool();  // stops the children, also in the middle of a compile
+  CompilePool(const CompilePool&) = delete;
+  CompilePool& operator=(const CompilePool&) = delete;
+
+  // Queues a request and returns at once (after the cache lookup). Throws
+  // Error::bad_input for an unreadable source, like Compiler::compile.
+  Ticket submit(CompileRequest request);
+  // Waits for the result of `ticket`.
+  CompileResult take(Ticket ticket);
+  // Waits for whichever of `tickets` finishes first and removes it from them.
+  std::pair<Ticket, CompileResult> take_any(std::vector<Ticket>& tickets);
+  // Forgets every ticket not taken yet: queued requests are never compiled,
+  // the results of running ones are dropped.
+  void cancel();
+
+  // Compiles a batch; results in the order of `requests`.
+  std::vector<CompileResult> compile(std::span<const CompileRequest> requests);
+
+  unsigned workers() const { return static_cast<unsigned>(slots_.size()); }
+  // True when compiles run in this process (by choice or because no child could start).
+  bool in_process() const { return in_process_ || fallbacks_.load() > 0; }
+  int deaths() const { return deaths_.load(); }      // compile children lost so far
+  int timeouts() const { return timeouts_.load(); }  // compiles killed at the time limit
+
+ private:
+  struct Job {
+    Ticket ticket;
+    CompileRequest request;
+  };
+  struct Done;
+  class Slot;
+
+  void serve(Slot& slot);  // a slot thread's loop
+  std::pair<Ticket, CompileResult> wait_for(std::span<const Ticket> tickets);
+  void finish(Ticket ticket, Done done);
+
+  CompilePoolOptions options_;
+  Compiler compiler_;  // cache lookups, and compiles of in-process slots
+  bool in_process_ = false;
+  std::atomic<int> fallbacks_{0};
+  std::atomic<int> deaths_{0};
+  std::atomic<int> timeouts_{0};
+
+  std::mutex mutex_;
+  std::condition_variable work_;  // slots wait for jobs
+  std::condition_variable done_;  // takers wait for results
+  std::deque<Job> queue_;
+  std::unordered_map<Ticket, std::unique_ptr<Done>> pending_;  // submitted, not taken
+  Ticket next_ticket_ = 1;
+  std::atomic<bool> stopping_{false};
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace ktune

@@ -1,0 +1,267 @@
+#include "tuner/gpu/worker.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <new>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "tuner/gpu/protocol.h"
+#include "tuner/gpu/verify_device.h"
+
+namespace ktune::gpu {
+namespace {
+
+// Names each configuration's work in Nsight Systems / Compute timelines.
+// nvtx3 is header-only and does nothing unless a tool injects itself.
+class NvtxRange {
+ public:
+  explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
+  ~NvtxRange() { nvtxRangePop(); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+
+class Session {
+ public:
+  explicit Session(int fd) : fd_(fd) {}
+
+  // Loads the driver and opens the GPU; the Ready message says how it went.
+  Ready open(int gpu);
+  // Runs one job; sets exit_after when the context is no longer usable.
+  Result run(const Job& job, bool& exit_after);
+  void set_expected(std::vector<HostBuffer> expected);
+
+ private:
+  void progress(int launches) { send_message(fd_, MessageType::Progress, encode_progress(launches)); }
+  void execute(const Job& job, Result& r);
+  CUfunction load(const Job& job);
+  ArgumentSet& arguments(const Job& job);
+  bool context_healthy() const;
+  bool expected_on_device();
+
+  int fd_;
+  const CudaApi* api_ = nullptr;
+  DeviceProperties device_;
+  std::unique_ptr<PrimaryContext> context_;
+  std::unique_ptr<Measurer> measurer_;
+  NvmlDevice nvml_;
+  std::unique_ptr<Module> module_;
+  std::vector<std::uint8_t> module_image_;
+  std::vector<std::uint8_t> args_key_;
+  std::unique_ptr<ArgumentSet> args_;
+  // The expected outputs arrive between jobs; the first verified job uploads
+  // them (inside a job, so a failure is that job's result, not the worker's
+  // end) and the host copy is dropped. They stay here, and verification runs
+  // on the host, only where the device has no room for them.
+  std::vector<HostBuffer> expected_;
+  bool upload_pending_ = false;
+  std::unique_ptr<DeviceVerifier> verifier_;
+};
+
+void Session::set_expected(std::vector<HostBuffer> expected) {
+  if (verifier_) verifier_->clear();
+  expected_ = std::move(expected);
+  upload_pending_ = !expected_.empty();
+}
+
+bool Session::expected_on_device() {
+  if (upload_pending_) {
+    try {
+      if (!verifier_) verifier_ = std::make_unique<DeviceVerifier>(*api_, device_);
+      verifier_->set_expected(expected_);
+      std::vector<HostBuffer>().swap(expected_);  // frees the memory, not just the size
+    } catch (const CudaError& e) {
+      if (e.code() != CUDA_ERROR_OUT_OF_MEMORY) throw;  // left pending: the next job says it again
+    }
+    upload_pending_ = false;
+  }
+  return verifier_ && !verifier_->empty();
+}
+
+Ready Session::open(int gpu) {
+  Ready ready;
+  const DriverLoad& driver = cuda_driver();
+  ready.state = driver.state;
+  ready.message = driver.message;
+  if (!driver.ready()) return ready;
+  try {
+    api_ = driver.api;
+    ready.devices = query_all_devices(*api_, driver.cuda_version);
+    if (gpu < 0) return ready;
+    if (gpu >= static_cast<int>(ready.devices.size())) {
+      ready.state = DriverState::Unusable;
+      ready.message = "GPU " + std::to_string(gpu) + " not found: " +
+                      std::to_string(ready.devices.size()) + " CUDA device(s)";
+      return ready;
+    }
+    device_ = ready.devices[gpu];
+    context_ = std::make_unique<PrimaryContext>(*api_, gpu);
+    measurer_ = std::make_unique<Measurer>(*api_, device_);
+    nvml_ = NvmlDevice::open(device_.uuid);
+    ready.gpu = gpu;
+  } catch (const Error& e) {
+    ready.state = DriverState::Unusable;
+    ready.message = e.message();
+  }
+  return ready;
+}
+
+CUfunction Session::load(const Job& job) {
+  if (!module_ || module_image_ != job.cubin) {
+    module_.reset();
+    module_image_.clear();
+    module_ = std::make_unique<Module>(*api_, job.cubin);
+    module_image_ = job.cubin;
+  }
+  return module_->function(job.kernel_name);
+}
+
+ArgumentSet& Session::arguments(const Job& job) {
+  std::vector<std::uint8_t> key = encode(job.args);
+  if (!args_ || key != args_key_) {
+    args_.reset();  // free the old buffers before allocating the new ones
+    args_key_.clear();
+    args_ = std::make_unique<ArgumentSet>(*api_, job.args);
+    args_key_ = std::move(key);
+  }
+  return *args_;
+}
+
+void Session::execute(const Job& job, Result& r) {
+  progress(0);
+  auto t0 = std::chrono::steady_clock::now();
+  auto lap = [&t0] {  // ms since the last lap
+    const auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - t0).count();
+    t0 = now;
+    return ms;
+  };
+  CUfunction fn = load(job);
+  const LaunchGeometry& g = job.geometry;
+  r.resources = query_resources(*api_, fn);
+  std::string why = check_geometry(device_, r.resources, g);
+  if (why.empty()) {
+    try {
+      prepare_function(*api_, fn, g, r.resources);
+    } catch (const CudaError& e) {
+      why = e.message();
+    }
+  }
+  if (!why.empty()) {
+    r.status = Status::Invalid;
+    r.reason = why;
+    return;
+  }
+  fill_occupancy(*api_, fn, device_, g, r.resources);
+  r.load_ms = lap();
+  ArgumentSet& args = arguments(job);
+  // Each configuration's module has its own __constant__ arrays: fill them.
+  if (std::string why_not = args.upload_constants(*module_); !why_not.empty()) {
+    r.status = Status::Invalid;
+    r.reason = why_not;
+    return;
+  }
+  NvtxRange range(job.label);
+  lap();  // argument set-up (once per worker, normally) counts as framework time
+  if (job.verify || job.capture_outputs) {
+    const bool on_device = job.verify && expected_on_device();
+    if (job.verify && !on_device && expected_.empty())
+      throw Error::failed("verification asked for, but no expected outputs are set");
+    args.prepare_verified_run();
+    progress(1);
+    measurer_->run_once(fn, g, args.kernel_params());
+    progress(0);
+    // Outputs come to the host only for the parent (capture) or a host compare.
+    std::vector<HostBuffer> outputs;
+    if (job.capture_outputs || !on_device) outputs = args.read_outputs();
+    if (job.verify) {
+      VerifyOutcome v = on_device ? verifier_->compare(args.device_outputs(), job.tolerance)
+                                  : compare_outputs(outputs, expected_, job.tolerance);
+      if (!v.ok) {
+        r.verify_ms = lap();
+        r.status = Status::WrongResult;
+        r.reason = v.reason;
+        r.mismatch = v.worst;
+        return;
+      }
+    }
+    if (job.capture_outputs) r.outputs = std::move(outputs);
+    r.verify_ms = lap();
+  }
+  if (job.measure) {
+    r.timing = measurer_->measure(fn, g, args.kernel_params(), job.measure_options,
+                                  [this](int n) { progress(n); }, &nvml_);
+    r.benchmark_ms = lap();
+  }
+  r.sensors = nvml_.read();
+}
+
+bool Session::context_healthy() const {
+  return api_->cuCtxSynchronize() == CUDA_SUCCESS;
+}
+
+Result Session::run(const Job& job, bool& exit_after) {
+  Result r;
+  exit_after = false;
+  if (!context_) {
+    r.status = Status::RuntimeError;
+    r.reason = "the GPU worker has no device open";
+    return r;
+  }
+  try {
+    execute(job, r);
+  } catch (const CudaError& e) {
+    // Too many registers or threads for this launch is the configuration's
+    // fault, known before anything ran: invalid, like an over-limit block.
+    r.status = e.code() == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES ? Status::Invalid : Status::RuntimeError;
+    r.reason = e.message();
+    exit_after = e.sticky() || !context_healthy();
+  } catch (const Error& e) {
+    r.status = Status::RuntimeError;
+    r.reason = e.message();
+  } catch (const std::bad_alloc&) {
+    r.status = Status::RuntimeError;
+    r.reason = "the GPU worker ran out of host memory";
+  }
+  if (exit_after) r.reason += " (the CUDA context is lost; a fresh worker takes over)";
+  return r;
+}
+
+}  // namespace
+
+[[noreturn]] void worker_main(int fd, int gpu) {
+  // Lives until _exit: destructors would call into a possibly broken context.
+  auto* session = new Session(fd);
+  if (!send_message(fd, MessageType::Ready, encode(session->open(gpu)))) _exit(0);
+  for (;;) {
+    try {
+      std::optional<Message> m = receive_message(fd);
+      if (!m || m->type == MessageType::Shutdown) _exit(0);
+      if (m->type == MessageType::Expected) {
+        session->set_expected(decode_buffers(m->payload));
+        continue;
+      }
+      if (m->type != MessageType::Job) _exit(4);
+      bool exit_after = false;
+      Result r = session->run(decode_job(m->payload), exit_after);
+      if (!send_message(fd, MessageType::Result, encode(r, exit_after))) _exit(0);
+      if (exit_after) _exit(3);
+    } catch (...) {
+      _exit(4);  // a malformed message or a failure outside any job: the parent sees EOF
+    }
+  }
+}
+
+}  // namespace ktune::gpu
+
+namespace ktune {
+
+void enter_worker_if_requested(const CompileChildHooks& hooks) {
+  serve_if_compile_child(hooks);
+  gpu::serve_if_gpu_worker();
+}
+
+}  // namespace ktune

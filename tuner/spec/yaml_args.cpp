@@ -1,0 +1,190 @@
+// YAML `arguments` and `verify`: kernel parameters in order, how buffers are
+// filled, and how a configuration's outputs are checked.
+#include <cmath>
+
+#include "tuner/spec/build.h"
+
+namespace ktune::spec_detail {
+
+namespace {
+
+ArgFill::Kind fill_kind(const Doc& d) {
+  const std::string& s = need_string(d, "fill");
+  static const std::pair<std::string_view, ArgFill::Kind> kinds[] = {
+      {"zeros", ArgFill::Kind::Zeros},       {"constant", ArgFill::Kind::Constant},
+      {"random", ArgFill::Kind::Random},     {"sequence", ArgFill::Kind::Sequence},
+      {"generator", ArgFill::Kind::Generator}, {"file", ArgFill::Kind::File}};
+  for (const auto& [name, k] : kinds)
+    if (name == s) return k;
+  fail(d.where, "unknown fill '" + s + "'; known: zeros, constant, random, sequence, generator, file");
+}
+
+// Keys that only make sense with one fill kind.
+void check_fill_keys(const Doc& a, ArgFill::Kind k) {
+  static const std::pair<std::string_view, ArgFill::Kind> owners[] = {
+      {"seed", ArgFill::Kind::Random},     {"range", ArgFill::Kind::Random},
+      {"start", ArgFill::Kind::Sequence},  {"step", ArgFill::Kind::Sequence},
+      {"generator", ArgFill::Kind::Generator}, {"path", ArgFill::Kind::File}};
+  for (const auto& [key, owner] : owners)
+    if (a.find(key) && owner != k)
+      fail(a.key_location(key), std::string("'").append(key).append("' only applies to fill: ").append(fill_kind_name(owner)));
+}
+
+void read_fill(const Doc& a, Argument& arg, Draft& draft) {
+  ArgFill& f = arg.fill;
+  f.kind = ArgFill::Kind::Random;  // the engine's default: never silently zeros
+  if (const Doc* k = a.find("fill")) f.kind = fill_kind(*k);
+  check_fill_keys(a, f.kind);
+  const Doc* value = a.find("value");
+  if (value && f.kind != ArgFill::Kind::Constant)
+    fail(a.key_location("value"), "'value' of a buffer needs fill: constant");
+  if (f.kind == ArgFill::Kind::Constant) {
+    const Doc& v = required(a, "value", "a buffer with fill: constant");
+    f.value = coerce_to_elem(eval_constant(need_expression(v, "value"), draft), arg.type, v.where, "value");
+  }
+  if (const Doc* s = a.find("seed")) {
+    int64_t seed = need_int(*s, "seed");
+    if (seed < 0) fail(s->where, "seed must not be negative");
+    f.seed = uint64_t(seed);
+  }
+  if (const Doc* r = a.find("range")) {
+    if (!r->is_list() || r->items.size() != 2) fail(r->where, "range must be a list [low, high]");
+    f.lo = need_number(r->items[0], "range low");
+    f.hi = need_number(r->items[1], "range high");
+    if (!(*f.lo < *f.hi)) fail(r->where, "range [low, high] needs low < high");
+  }
+  if (const Doc* s = a.find("start")) f.start = need_number(*s, "start");
+  if (const Doc* s = a.find("step")) f.step = need_number(*s, "step");
+  if (f.kind == ArgFill::Kind::Generator) f.generator = need_expression(required(a, "generator", "fill: generator"), "generator");
+  if (f.kind == ArgFill::Kind::File) {
+    const Doc& p = required(a, "path", "fill: file");
+    f.path = resolve_path(draft.spec.dir, need_string(p, "path"));
+    file_for_gpu(f.path, p.where, "fill file", draft);  // a GPU run stops before its first launch
+  }
+}
+
+void read_access(const Doc& a, Argument& arg) {
+  const Doc* acc = a.find("access");
+  if (!acc) return;
+  const std::string& s = need_string(*acc, "access");
+  if (s == "read_write") arg.read_write = true;
+  else if (s != "read" && s != "write") fail(acc->where, "access must be read, write or read_write, not '" + s + "'");
+  if (s == "read" && arg.output) fail(acc->where, "an output argument cannot have access: read");
+}
+
+Argument read_argument(const Doc& a, Draft& draft) {
+  need_map(a, "an argument");
+  check_keys(a, {"name", "type", "size", "fill", "value", "seed", "range", "start", "step", "generator", "path",
+                 "output", "access", "memory"},
+             "an argument");
+  Argument arg;
+  arg.where = a.where;
+  arg.name = need_string(required(a, "name", "an argument"), "argument name");
+  const Doc& t = required(a, "type", "argument '" + arg.name + "'");
+  std::string type = need_string(t, "argument type");
+  arg.pointer = !type.empty() && type.back() == '*';
+  if (arg.pointer) type.pop_back();
+  auto et = elem_type_with_lanes(type, arg.components);
+  if (!et) fail(t.where, "unknown argument type '" + need_string(t, "") + "'; known: int8 uint8 int16 uint16 int32 "
+                         "uint32 int64 uint64 half bf16 float double, and for buffers the vector types float2/3/4, "
+                         "double2/3/4, half2, int2/3/4, ... (append * for a buffer)");
+  if (!arg.pointer && arg.components > 1)
+    fail(t.where, "a vector type by value ('" + type + "') is not supported; pass a buffer ('" + type + "*')");
+  arg.type = *et;
+  if (const Doc* o = a.find("output")) arg.output = need_bool(*o, "output");
+  read_access(a, arg);
+  if (const Doc* m = a.find("memory")) {
+    const std::string& where = need_string(*m, "memory");
+    if (where != "constant" && where != "global")
+      fail(m->where, "memory must be constant (a __constant__ array of that name) or global, not '" + where + "'");
+    arg.constant_memory = where == "constant";
+    if (arg.constant_memory && arg.output) fail(m->where, "a __constant__ array cannot be an output");
+  }
+  if (!arg.pointer) {
+    for (const char* k : {"size", "fill", "seed", "range", "start", "step", "generator", "path", "output", "access",
+                          "memory"})
+      if (a.find(k)) fail(a.key_location(k), std::string("'").append(k).append("' applies to buffers (type ending in *), not scalars"));
+    const Doc& v = required(a, "value", "scalar argument '" + arg.name + "'");
+    arg.value = coerce_to_elem(eval_constant(need_expression(v, "value"), draft), arg.type, v.where, "value");
+    return arg;
+  }
+  const Doc& size = required(a, "size", "buffer argument '" + arg.name + "'");
+  arg.size = value_as_int(eval_constant(need_expression(size, "size"), draft), size.where, "size");
+  if (arg.size < 1) fail(size.where, "size must be at least 1, not " + std::to_string(arg.size));
+  arg.size *= arg.components;  // a float2* of n elements is 2n floats
+  read_fill(a, arg, draft);
+  return arg;
+}
+
+std::array<int64_t, 3> dims(const Doc& d, std::string_view what, const Draft& draft) {
+  std::array<int64_t, 3> out{1, 1, 1};
+  const Doc& list = need_list(d, what);
+  if (list.items.empty() || list.items.size() > 3) fail(d.where, std::string(what) + " needs 1 to 3 entries");
+  for (size_t i = 0; i < list.items.size(); ++i) {
+    const Doc& item = list.items[i];
+    out[i] = value_as_int(eval_constant(need_expression(item, what), draft), item.where, what);
+    if (out[i] < 1) fail(item.where, std::string(what) + " entries must be at least 1");
+  }
+  return out;
+}
+
+void read_reference_kernel(const Doc& r, Draft& draft) {
+  Verify& v = draft.spec.verify;
+  check_keys(r, {"kernel", "block", "grid"}, "verify.reference");
+  v.mode = Verify::Mode::Reference;
+  v.kernel = need_string(required(r, "kernel", "verify.reference"), "verify.reference.kernel");
+  require_identifier(v.kernel, r.find("kernel")->where, "reference kernel");
+  if (const Doc* b = r.find("block")) v.block = dims(*b, "verify.reference.block", draft);
+  if (const Doc* g = r.find("grid")) {
+    v.grid = dims(*g, "verify.reference.grid", draft);
+    return;
+  }
+  auto constants = constant_map(draft.spec);
+  for (size_t i = 0; i < draft.spec.problem_size.size(); ++i) {
+    const auto& e = draft.spec.problem_size[i].expression;
+    for (const auto& n : e.names())
+      if (!constants.count(n))
+        fail(r.where, "verify.reference needs a grid: problem_size depends on '" + n + "'");
+    int64_t n = value_as_int(e.evaluate(constants), e.where(), "problem_size");
+    v.grid[i] = (n + v.block[i] - 1) / v.block[i];
+  }
+}
+
+}  // namespace
+
+void read_yaml_arguments(const Doc& d, Draft& draft) {
+  for (const Doc& a : need_list(d, "arguments").items) {
+    Argument arg = read_argument(a, draft);
+    for (const auto& other : draft.spec.arguments)
+      if (other.name == arg.name) fail(a.where, "duplicate argument '" + arg.name + "'");
+    draft.spec.arguments.push_back(std::move(arg));
+  }
+}
+
+void read_yaml_verify(const Doc& d, Draft& draft) {
+  need_map(d, "verify");
+  check_keys(d, {"reference", "atol", "rtol"}, "verify");
+  Verify& v = draft.spec.verify;
+  v.where = d.where;
+  const Doc& r = required(d, "reference", "verify");
+  if (r.is_string()) {
+    if (r.str() != "first_valid") fail(r.where, "verify.reference must be first_valid, {kernel: NAME} or {file: PATH}");
+    v.mode = Verify::Mode::FirstValid;
+  } else if (need_map(r, "verify.reference").find("file")) {
+    check_keys(r, {"file"}, "verify.reference");
+    const Doc& f = *r.find("file");
+    v.mode = Verify::Mode::File;
+    v.path = resolve_path(draft.spec.dir, need_string(f, "verify.reference.file"));
+    file_for_gpu(v.path, f.where, "reference file", draft);
+  } else {
+    read_reference_kernel(r, draft);
+  }
+  if (const Doc* a = d.find("atol")) v.atol = need_number(*a, "verify.atol");
+  if (const Doc* t = d.find("rtol")) v.rtol = need_number(*t, "verify.rtol");
+  if (v.atol < 0 || v.rtol < 0) fail(d.where, "verify tolerances must not be negative");
+  bool any_output = false;
+  for (const auto& a : draft.spec.arguments) any_output = any_output || a.output;
+  if (!any_output) fail(d.where, "verify needs at least one argument with output: true");
+}
+
+}  // namespace ktune::spec_detail

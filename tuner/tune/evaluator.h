@@ -1,0 +1,84 @@
+// ConfigEvaluator: what the tuning loop asks to measure one configuration.
+//
+// Two implementations: GpuEvaluator (tuner/tune/gpu_evaluator.h) compiles through NVRTC
+// and measures on a GPU through the crash-proof worker; ReplayEvaluator
+// (tuner/tune/replay_evaluator.h) answers from recorded measurements (a ktune database or a
+// Kernel Tuner cache file), including recorded failures and recorded times.
+// Either way a configuration's failure is a db::Evaluation with a status and a
+// reason, never an exception; exceptions mean the whole run cannot go on.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "db/record/record.h"
+#include "search/strategy/strategy.h"
+#include "search/expr/value.h"
+#include "tuner/spec/spec.h"
+
+namespace ktune {
+
+struct Measured {
+  db::Evaluation eval;
+  // Seconds this configuration cost the tuner (compile + verify + benchmark +
+  // framework): wall time live, the recorded times in a replay.
+  double cost_s = 0;
+  // Replay only: the configuration is not in the recorded data.
+  bool missing = false;
+};
+
+// The spec's objective for a stored or fresh evaluation: its time, the
+// recorded metric of that name, else the metric computed from its time;
+// nullopt for a failed evaluation.
+std::optional<double> objective_of(const Spec& spec, const db::Evaluation& e);
+
+// The evaluations with an objective, best first. Within measurement noise
+// (the larger standard deviation of two neighbours) the order is chance, so
+// there the one with the higher theoretical occupancy goes first.
+std::vector<const db::Evaluation*> rank_results(const Spec& spec, const std::vector<db::Evaluation>& evals);
+
+class ConfigEvaluator {
+ public:
+  virtual ~ConfigEvaluator() = default;
+  // The device measurements are (or were) taken on.
+  virtual db::DeviceInfo device() const = 0;
+  // Called as each configuration of a batch is done (index into the batch),
+  // in the order they finish, so that the caller stores each one at once: a
+  // crash or kill -9 then loses only the configuration in flight, not the
+  // rest of a batch (64 configurations for brute_force). Returns false when
+  // no more of the batch may start (the time budget is spent).
+  using OnMeasured = std::function<bool(size_t index, const Measured&)>;
+  // Measures a batch, the whole of it unless on_measured says stop; the
+  // evaluator may compile the whole batch ahead of the GPU.
+  virtual void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) = 0;
+  // True when answers come from recorded data, not from a GPU now.
+  virtual bool replay() const = 0;
+  virtual std::string source() const = 0;  // "GPU 0: NVIDIA H100 80GB HBM3" or the replayed file
+  // What the offline compile says about each configuration, for the
+  // strategies (StrategyContext::features): compiled now on a GPU host,
+  // the recorded figures in a replay.
+  virtual std::vector<StaticFeatures> features(std::span<const Config> configs) = 0;
+  // Measures configurations again, interleaved (round-robin, `rounds` times),
+  // so that a winner is not an accident of clock drift: one Measured per
+  // configuration, in order; an ok one's time is the median of its per-round
+  // medians, its samples those medians. Empty where nothing can be measured
+  // again (a replay holds one recorded time per configuration).
+  // A replay of a partial recording (an interrupted Kernel Tuner cache): how
+  // many valid configurations it holds, and which; nullopt where every
+  // configuration can be evaluated.
+  struct RecordedPart {
+    uint64_t valid = 0;
+    std::function<bool(const Config&)> holds;
+  };
+  virtual std::optional<RecordedPart> recorded_part() const { return std::nullopt; }
+  virtual std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) {
+    (void)configs;
+    (void)rounds;
+    return {};
+  }
+};
+
+}  // namespace ktune

@@ -1,0 +1,439 @@
+#include "tuner/tune/gpu_evaluator.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unordered_map>
+
+#include "db/interchange.h"
+#include "ktune/error.h"
+#include "tuner/tune/kernel_build.h"
+#include "tuner/tune/static_features.h"
+
+namespace ktune {
+
+struct GpuEvaluator::Compiled {
+  std::optional<Launch> launch;
+  std::string launch_error;
+  CompileResult result;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+template <typename T>
+void append(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+// A Generator fill is evaluated here, element by element, into a raw file the
+// engine reads like any File fill (the engine knows no expressions).
+std::string generate_file(const Argument& a) {
+  std::string bytes;
+  std::vector<Value> slot(1);
+  for (int64_t i = 0; i < a.size; ++i) {
+    slot[0] = Value(i);
+    const Value v = a.fill.generator_code.eval(slot);
+    const double d = v.as_float();
+    switch (a.type) {
+      case ElemType::F32: append(bytes, static_cast<float>(d)); break;
+      case ElemType::F64: append(bytes, d); break;
+      case ElemType::I32: append(bytes, static_cast<int32_t>(v.as_int())); break;
+      case ElemType::U32: append(bytes, static_cast<uint32_t>(v.as_int())); break;
+      case ElemType::I64: append(bytes, static_cast<int64_t>(v.as_int())); break;
+      default:
+        throw Error::bad_input("argument '" + a.name + "': generator fills support float, double and 32/64-bit ints",
+                               a.where);
+    }
+  }
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("ktune-gen-" + std::to_string(getpid()) + "-" + a.name + ".bin");
+  db::write_text_file(path.string(), bytes);
+  return path.string();
+}
+
+gpu::Fill engine_fill(const Argument& a) {
+  const ArgFill& f = a.fill;
+  switch (f.kind) {
+    case ArgFill::Kind::Zeros: return gpu::Fill::zeros();
+    case ArgFill::Kind::Constant: return gpu::Fill::constant(f.value.as_float());
+    case ArgFill::Kind::Sequence: return gpu::Fill::sequence(f.start, f.step);
+    case ArgFill::Kind::File: return gpu::Fill::file(f.path);
+    case ArgFill::Kind::Generator: return gpu::Fill::file(generate_file(a));
+    case ArgFill::Kind::Random: {
+      gpu::Fill r;
+      r.kind = gpu::FillKind::Random;
+      r.seed = f.seed;
+      r.lo = f.lo;
+      r.hi = f.hi;
+      return r;
+    }
+  }
+  return gpu::Fill::zeros();
+}
+
+// Whatever a batch leaves in the compile pool when it ends early (Ctrl-C, a
+// broken engine) is dropped, not compiled for nobody.
+struct CancelOnExit {
+  CompilePool& pool;
+  ~CancelOnExit() { pool.cancel(); }
+};
+
+}  // namespace
+
+std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec) {
+  std::vector<gpu::ArgSpec> out;
+  for (const Argument& a : spec.arguments) {
+    const ElemType t = a.type;
+    if (a.constant_memory) {
+      out.push_back(gpu::ArgSpec::constant(a.name, t, static_cast<uint64_t>(a.size), engine_fill(a)));
+      if (!a.passed_too) continue;
+    }
+    if (!a.pointer) {
+      out.push_back(is_float(a.type) ? gpu::ArgSpec::scalar(a.name, t, a.value.as_float())
+                                               : gpu::ArgSpec::scalar_int(a.name, t, a.value.as_int()));
+      continue;
+    }
+    gpu::ArgSpec s = gpu::ArgSpec::buffer(a.name, t, static_cast<uint64_t>(a.size), engine_fill(a), a.output);
+    s.read_write = a.read_write;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+GpuEvaluator::GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options) : spec_(&spec), options_(options) {
+  spec.require_runnable();  // before the GPU is started and anything is measured
+  args_ = engine_arguments(spec);
+  gpu::EngineOptions eo;
+  eo.interrupt = options.interrupt;
+  auto started = gpu::Engine::start(options.gpu, eo);
+  if (!started.engine) throw Error::failed("cannot tune on a GPU: " + started.message);
+  engine_ = std::move(started.engine);
+  const Arch device_arch(engine_->device().cc_major * 10 + engine_->device().cc_minor);
+  const std::optional<Arch> target = spec.kernel.target_arch(device_arch);
+  if (!target)
+    throw Error::failed(spec.kernel.not_written_for(device_arch) + " (" + engine_->device().name + ")");
+  arch_ = *target;
+  CompilePoolOptions po;
+  po.workers = options.compile_threads;
+  po.time_limit_s = options.compile_timeout_s;
+  po.interrupt = options.interrupt;
+  pool_ = std::make_unique<CompilePool>(po);
+  if (spec.verify.mode == Verify::Mode::Reference || spec.verify.mode == Verify::Mode::File) prepare_reference();
+}
+
+GpuEvaluator::~GpuEvaluator() = default;
+
+std::string GpuEvaluator::source() const {
+  return "GPU " + std::to_string(options_.gpu) + ": " + engine_->device().name;
+}
+
+db::DeviceInfo GpuEvaluator::device() const {
+  const gpu::DeviceProperties& d = engine_->device();
+  db::DeviceInfo out;
+  out.name = d.name;
+  out.cc_major = d.cc_major;
+  out.cc_minor = d.cc_minor;
+  out.sm_count = d.sm_count;
+  out.memory_bytes = static_cast<int64_t>(d.total_memory);
+  out.sm_clock_mhz = d.max_sm_clock_mhz;
+  out.memory_clock_mhz = d.max_mem_clock_mhz;
+  out.driver_version = d.driver_version;
+  out.cuda_version = std::to_string(d.cuda_version / 1000) + "." + std::to_string(d.cuda_version % 1000 / 10);
+  out.nvrtc_version = Compiler::nvrtc_version();
+  out.uuid = d.uuid;
+  return out;
+}
+
+void GpuEvaluator::prepare_reference() {
+  if (spec_->verify.mode == Verify::Mode::File) {
+    const std::string bytes = db::read_text_file(spec_->verify.path);
+    std::vector<gpu::HostBuffer> expected;
+    size_t at = 0;
+    for (const gpu::ArgSpec& a : args_) {
+      if (!a.output) continue;
+      const size_t n = a.count * elem_size(a.type);
+      if (at + n > bytes.size())
+        throw Error::bad_input(spec_->verify.path + ": too short for the outputs (" + std::to_string(bytes.size()) +
+                               " bytes)", spec_->verify.where);
+      expected.push_back({a.name, a.type, std::vector<uint8_t>(bytes.begin() + at, bytes.begin() + at + n)});
+      at += n;
+    }
+    engine_->set_expected(std::move(expected));
+    have_expected_ = true;
+    return;
+  }
+  const SearchSpace& space = spec_->space();
+  if (space.count_valid() == 0) return;
+  const auto values = space.values(space.at(0));
+  const LaunchResult geo = spec_->geometry(values);
+  if (!geo.ok()) throw Error::failed("cannot build the reference kernel: " + geo.error);
+  const CompileResult ref = pool_->take(pool_->submit(make_reference_request(*spec_, values, *geo.launch, arch_)));
+  if (!ref.ok) throw Error::failed("reference kernel '" + spec_->verify.kernel + "' does not compile:\n" + ref.log,
+                                   spec_->verify.where);
+  gpu::Job job;
+  job.label = "reference " + spec_->verify.kernel;
+  job.cubin.assign(ref.cubin.begin(), ref.cubin.end());
+  job.kernel_name = ref.lowered_name;
+  for (int i = 0; i < 3; ++i) {
+    job.geometry.grid[i] = static_cast<uint32_t>(spec_->verify.grid[i]);
+    job.geometry.block[i] = static_cast<uint32_t>(spec_->verify.block[i]);
+  }
+  job.args = args_;
+  job.capture_outputs = true;
+  job.measure = false;
+  const gpu::Result r = engine_->run(job);
+  if (r.status != gpu::Status::Ok)
+    throw Error::failed("reference kernel '" + spec_->verify.kernel + "' failed: " + r.reason, spec_->verify.where);
+  engine_->set_expected(r.outputs);
+  have_expected_ = true;
+}
+
+GpuEvaluator::Compiled GpuEvaluator::prepare(const std::vector<Value>& config,
+                                         std::optional<CompileRequest>& request) const {
+  Compiled c;
+  KernelBuild b = plan_build(*spec_, config, arch_);
+  c.launch = b.launch.launch;
+  c.launch_error = b.launch.error;
+  request = std::move(b.request);
+  return c;
+}
+
+std::vector<StaticFeatures> GpuEvaluator::features(std::span<const Config> configs) {
+  return compile_features(*spec_, arch_, *pool_, configs);
+}
+
+gpu::Job GpuEvaluator::make_job(const std::vector<Value>& config, const Compiled& compiled) const {
+  gpu::Job job;
+  job.label = db::config_key(config);
+  job.cubin.assign(compiled.result.cubin.begin(), compiled.result.cubin.end());
+  job.kernel_name = compiled.result.lowered_name;
+  for (int i = 0; i < 3; ++i) {
+    job.geometry.grid[i] = static_cast<uint32_t>(compiled.launch->grid[i]);
+    job.geometry.block[i] = static_cast<uint32_t>(compiled.launch->block[i]);
+  }
+  job.geometry.dynamic_smem = static_cast<uint32_t>(compiled.launch->shared_memory);
+  job.args = args_;
+  job.verify = have_expected_;
+  job.tolerance = {spec_->verify.atol, spec_->verify.rtol};
+  job.capture_outputs = spec_->verify.mode == Verify::Mode::FirstValid && !have_expected_;
+  job.measure_options.cold = options_.cold;
+  job.timeout_s = options_.timeout_s;
+  return job;
+}
+
+gpu::Result GpuEvaluator::run_job(gpu::Job job, bool race) {
+  if (race && options_.racing && job.measure && best_median_ms_ > 0) {
+    job.measure_options.race_above_ms = best_median_ms_ * (1 + options_.race_margin);
+    job.measure_options.race_samples = options_.race_samples;
+  }
+  const bool idle = !gpu_idle_since_ || ms_since(*gpu_idle_since_) > options_.idle_gap_ms;
+  job.measure_options.warmup_ms = idle ? options_.idle_warmup_ms : options_.warm_warmup_ms;
+  gpu::Result r = engine_->run(job);
+  gpu_idle_since_ = Clock::now();
+  if (race && r.status == db::Status::Ok && job.measure && !r.timing.stopped_early && r.timing.median_ms > 0)
+    best_median_ms_ = best_median_ms_ > 0 ? std::min(best_median_ms_, r.timing.median_ms) : r.timing.median_ms;
+  return r;
+}
+
+Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Compiled& compiled) {
+  Measured m;
+  db::Evaluation& e = m.eval;
+  e.config = config;
+  e.timestamp = db::now_iso8601();
+  if (!compiled.launch) {
+    e.status = db::Status::Invalid;
+    e.reason = compiled.launch_error;
+    return m;
+  }
+  e.compile_ms = compiled.result.cache_hit ? 0.0 : compiled.result.compile_ms;
+  const KernelResources& res = compiled.result.resources;
+  if (!compiled.result.ok) {
+    e.status = db::Status::CompileError;
+    e.log = compiled.result.log;
+    e.reason = compiled.result.error_line();
+    if (e.reason.empty()) e.reason = "compilation failed";
+    return m;
+  }
+  e.registers = res.registers;
+  e.shared_bytes = static_cast<int64_t>(res.static_smem);
+  e.local_bytes = static_cast<int64_t>(res.local_bytes);
+  if (compiled.result.occupancy && compiled.result.occupancy->error.empty())
+    e.occupancy = compiled.result.occupancy->fraction;
+  const gpu::Result r = run_job(make_job(config, compiled));
+  if (r.interrupted) throw Error::failed("interrupted");
+  e.status = r.status;
+  e.reason = r.reason;
+  // The worker's own phase times; the rest of the job's wall (messages, job
+  // set-up) is framework time, computed per turn in evaluate().
+  e.load_ms = r.load_ms;
+  if (r.verify_ms > 0) e.verify_ms = r.verify_ms;
+  if (r.benchmark_ms > 0) e.benchmark_ms = r.benchmark_ms;
+  if (r.resources.registers) {
+    e.registers = r.resources.registers;
+    e.occupancy = r.resources.occupancy;
+  }
+  if (r.sensors.valid) {
+    e.sm_clock_mhz = r.sensors.sm_clock_mhz;
+    e.temperature_c = r.sensors.temperature_c;
+    e.power_w = r.sensors.power_mw / 1000.0;
+  }
+  if (e.status == db::Status::Ok && !r.outputs.empty() && !have_expected_) {
+    engine_->set_expected(r.outputs);  // first_valid: this configuration is the reference from now on
+    have_expected_ = true;
+  }
+  if (e.status == db::Status::Ok) {
+    e.time_ms = r.timing.median_ms;
+    e.min_ms = r.timing.min_ms;
+    e.mean_ms = r.timing.mean_ms;
+    e.stddev_ms = r.timing.stddev_ms;
+    e.samples = r.timing.samples_ms;
+    e.sample_count = static_cast<int64_t>(e.samples.size());
+    const auto metrics = spec_->evaluate_metrics(config, r.timing.median_ms);
+    for (size_t i = 0; i < metrics.size(); ++i)
+      if (metrics[i]) e.metrics[spec_->metrics[i].name] = *metrics[i];
+    if (r.timing.throttled_samples) e.reason = std::to_string(r.timing.throttled_samples) + " throttled samples";
+    if (r.timing.stopped_early) {
+      e.stopped_early = 1;
+      if (!e.reason.empty()) e.reason.append("; ");
+      e.reason.append("stopped early: ").append(std::to_string(e.samples.size())).append(" samples above the racing bound");
+    }
+  }
+  return m;
+}
+
+// Pipelined: the whole batch goes to the compile pool first; the GPU then
+// takes the configurations in the order their compiles finish (results go back
+// in the batch's order), so it waits only while nothing compiled is left, not
+// for the slowest compile of the batch. With verify: first_valid the reference
+// is thus the first configuration to compile and run ok, not the first listed.
+//
+// Times per configuration. Compiles overlap other configurations' GPU work,
+// so a configuration's cost is its turn on the GPU thread, not its compile
+// wall plus its GPU wall (that would count overlapped time twice):
+//  * compile_ms: the compiler's own time (0 for a cache hit). It
+//    overlaps other configurations' GPU work, so it is not a share of the wall.
+//  * cost_s: the configuration's turn on this (the GPU) thread: from the end
+//    of the previous turn (for the first, from the start of evaluate(), the
+//    batch's submission included) to the end of its measurement. Turns tile
+//    the batch's wall time, so summed cost_s is the time the run spent.
+//  * load_ms, verify_ms, benchmark_ms: the worker's phases (module load;
+//    poison, checked run and compare; warm-up and samples).
+//  * framework_ms: the turn's wall time accounted for by none of those phases
+//    nor by waiting for the configuration's own compile (at most compile_ms of
+//    the wait): queueing behind other compiles, process round trips, cache
+//    lookups, job set-up, the database commit of the previous turn.
+void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
+  auto turn_start = Clock::now();
+  std::vector<Compiled> compiled(configs.size());
+  std::vector<CompilePool::Ticket> waiting;
+  std::unordered_map<CompilePool::Ticket, size_t> index_of;
+  const CancelOnExit cancel_on_exit{*pool_};
+  for (size_t i = 0; i < configs.size(); ++i) {
+    std::optional<CompileRequest> request;
+    compiled[i] = prepare(configs[i], request);
+    if (!request) continue;
+    const CompilePool::Ticket t = pool_->submit(std::move(*request));
+    waiting.push_back(t);
+    index_of[t] = i;
+  }
+
+  // Returns whether the caller lets the batch go on.
+  auto finish_turn = [&](size_t i, Measured m, double compile_wait_ms) {
+    const auto now = Clock::now();
+    const double turn_ms = std::chrono::duration<double, std::milli>(now - turn_start).count();
+    turn_start = now;
+    const double compile_part = std::min(compile_wait_ms, m.eval.compile_ms.value_or(0));
+    const double phases =
+        m.eval.load_ms.value_or(0) + m.eval.verify_ms.value_or(0) + m.eval.benchmark_ms.value_or(0);
+    m.eval.framework_ms = std::max(0.0, turn_ms - phases - compile_part);
+    m.cost_s = turn_ms / 1000.0;
+    // Stored now; the time that takes is the next turn's framework time.
+    return on_measured(i, m);
+  };
+  // Configurations whose geometry failed have nothing to compile: first.
+  // Once on_measured says stop, the compiles still running are cancelled.
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (!compiled[i].launch && !finish_turn(i, run_one(configs[i], compiled[i]), 0)) return;
+  while (!waiting.empty()) {
+    const auto t0 = Clock::now();
+    auto [ticket, result] = pool_->take_any(waiting);
+    const double wait_ms = ms_since(t0);
+    const size_t i = index_of.at(ticket);
+    compiled[i].result = std::move(result);
+    if (!finish_turn(i, run_one(configs[i], compiled[i]), wait_ms)) return;
+  }
+}
+
+std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>> configs, int rounds) {
+  // Measured before, so these are cache hits, answered by the pool at once.
+  std::vector<Compiled> compiled;
+  std::vector<std::optional<CompilePool::Ticket>> tickets;
+  const CancelOnExit cancel_on_exit{*pool_};
+  for (const auto& c : configs) {
+    std::optional<CompileRequest> request;
+    compiled.push_back(prepare(c, request));
+    tickets.push_back(request ? std::optional(pool_->submit(std::move(*request))) : std::nullopt);
+  }
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (tickets[i]) compiled[i].result = pool_->take(*tickets[i]);
+  std::vector<Measured> out(configs.size());
+  std::vector<std::vector<double>> medians(configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    db::Evaluation& e = out[i].eval;
+    e.config = configs[i];
+    e.timestamp = db::now_iso8601();
+    if (!compiled[i].launch || !compiled[i].result.ok) {
+      e.status = compiled[i].launch ? db::Status::CompileError : db::Status::Invalid;
+      e.reason = "re-measure: " + (compiled[i].launch ? compiled[i].result.error_line() : compiled[i].launch_error);
+    }
+  }
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < configs.size(); ++i) {
+      db::Evaluation& e = out[i].eval;
+      if (e.status != db::Status::Ok) continue;
+      gpu::Job job = make_job(configs[i], compiled[i]);
+      job.verify = false;
+      job.capture_outputs = false;
+      const gpu::Result r = run_job(std::move(job), false);
+      if (r.interrupted) throw Error::failed("interrupted");
+      if (r.status != gpu::Status::Ok) {
+        e.status = r.status;
+        e.reason = "re-measure: " + r.reason;
+        continue;
+      }
+      medians[i].push_back(r.timing.median_ms);
+      e.benchmark_ms = e.benchmark_ms.value_or(0) + r.benchmark_ms;
+      e.load_ms = e.load_ms.value_or(0) + r.load_ms;
+      e.registers = r.resources.registers;
+      e.occupancy = r.resources.occupancy;
+      if (r.sensors.valid) {
+        e.sm_clock_mhz = r.sensors.sm_clock_mhz;
+        e.temperature_c = r.sensors.temperature_c;
+        e.power_w = r.sensors.power_mw / 1000.0;
+      }
+    }
+  for (size_t i = 0; i < configs.size(); ++i) {
+    db::Evaluation& e = out[i].eval;
+    if (e.status != db::Status::Ok) continue;
+    e.samples = medians[i];
+    std::vector<double> sorted = medians[i];
+    std::sort(sorted.begin(), sorted.end());
+    e.time_ms = sorted[sorted.size() / 2];
+    e.complete_stats();
+    e.reason = "re-measured: median of " + std::to_string(rounds) + " interleaved rounds";
+    const auto metrics = spec_->evaluate_metrics(configs[i], *e.time_ms);
+    for (size_t m = 0; m < metrics.size(); ++m)
+      if (metrics[m]) e.metrics[spec_->metrics[m].name] = *metrics[m];
+    out[i].cost_s = (e.benchmark_ms.value_or(0) + e.load_ms.value_or(0)) / 1000.0;
+  }
+  return out;
+}
+
+}  // namespace ktune

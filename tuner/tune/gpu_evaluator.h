@@ -1,0 +1,95 @@
+// GpuEvaluator: measures a spec's configurations on one GPU.
+//
+// Per batch it hands every configuration to a CompilePool (worker processes,
+// through the on-disk cubin cache; tuner/compile/pool.h) and gives each one to
+// the crash-proof Engine as soon as its compile is done, while the pool
+// compiles the rest. Before the first measurement it prepares what
+// verification compares against: the reference kernel's outputs, a file, or
+// (first_valid) the outputs of the first configuration that runs. Geometry
+// over a limit, compile errors, crashes, hangs and wrong answers all come back
+// as a db::Evaluation with a status and a reason.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/compile/pool.h"
+#include "tuner/compile/compiler.h"
+#include "tuner/tune/evaluator.h"
+#include "tuner/gpu/engine.h"
+#include "tuner/spec/spec.h"
+
+namespace ktune {
+
+struct GpuEvaluatorOptions {
+  int gpu = 0;
+  unsigned compile_threads = 0;  // compile worker processes; 0: one per core
+  bool cold = false;             // flush L2 before every sample
+  // Launches before a configuration's timed samples. The GPU is kept busy
+  // between configurations, so warm_warmup_ms suffices there (2 ms: on 1,616
+  // conv2d configurations the times matched a 20 ms warm-up's to run-to-run
+  // noise, docs/benchmarks.md); the first job, and one after the GPU sat idle
+  // for idle_gap_ms, gets idle_warmup_ms for the clocks to come up.
+  double warm_warmup_ms = 2;
+  double idle_warmup_ms = gpu::MeasureOptions{}.warmup_ms;
+  double idle_gap_ms = 250;
+  double timeout_s = 0;          // per launch batch; 0: derived from the best time so far
+  // Racing: a configuration whose first race_samples samples all lie above
+  // (1 + race_margin) x the best median so far stops sampling (stored with
+  // stopped_early). With 20% no configuration of the top 1% of any recorded
+  // exhaustive dataset is stopped (10% stops 14 of them; docs/benchmarks.md,
+  // "Racing"); the final re-measure never races.
+  bool racing = true;
+  double race_margin = 0.20;
+  int race_samples = 3;
+  double compile_timeout_s = CompilePoolOptions::kDefaultCompileTimeLimitS;  // per compile; 0: none
+  const std::atomic<bool>* interrupt = nullptr;
+};
+
+class GpuEvaluator : public ConfigEvaluator {
+ public:
+  // Throws Error::failed when no GPU can be opened (with the driver's reason).
+  GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options);
+  ~GpuEvaluator() override;
+
+  db::DeviceInfo device() const override;
+  void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
+  bool replay() const override { return false; }
+  std::string source() const override;
+  // Compiled in the session's pool for its GPU's architecture (tuner/tune/static_features.h).
+  std::vector<StaticFeatures> features(std::span<const Config> configs) override;
+
+  std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override;
+
+  const gpu::DeviceProperties& gpu_device() const { return engine_->device(); }
+
+ private:
+  struct Compiled;
+  // Geometry, and the compile request for the pool (nullopt when the geometry fails).
+  Compiled prepare(const std::vector<Value>& config, std::optional<CompileRequest>& request) const;
+  Measured run_one(const std::vector<Value>& config, const Compiled& compiled);
+  gpu::Job make_job(const std::vector<Value>& config, const Compiled& compiled) const;
+  // The engine's answer to `job`, with the warm-up chosen by how long the GPU has been idle.
+  gpu::Result run_job(gpu::Job job, bool race = true);
+  void prepare_reference();
+
+  const Spec* spec_;
+  GpuEvaluatorOptions options_;
+  Arch arch_;
+  std::unique_ptr<gpu::Engine> engine_;
+  std::unique_ptr<CompilePool> pool_;
+  std::vector<gpu::ArgSpec> args_;
+  bool have_expected_ = false;
+  double best_median_ms_ = 0;  // of this session's measurements, for the racing rule
+  std::optional<std::chrono::steady_clock::time_point> gpu_idle_since_;  // end of the last job
+};
+
+// The engine's description of the spec's kernel arguments. Throws
+// Error::bad_input for an argument the engine cannot provide.
+std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec);
+
+}  // namespace ktune

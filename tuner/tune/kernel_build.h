@@ -1,0 +1,41 @@
+// From a spec and one configuration to the CompileRequest that builds it: the
+// -D defines or template arguments, the spec's compiler options, the target
+// arch and the launch shape the occupancy figure needs. Shared by `ktune
+// compile`, the tuning loop and the reference-kernel build, so all three
+// compile a configuration identically (and hit the same cubin cache entries).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/expr/value.h"
+#include "tuner/compile/compiler.h"
+#include "tuner/spec/spec.h"
+
+namespace ktune {
+
+CompileRequest make_compile_request(const Spec& spec, const std::vector<Value>& config, const Launch& launch,
+                                    const Arch& arch);
+
+// A configuration's launch and the request that compiles it, which needs the
+// launch (block size for the occupancy figure, defines from the grid). No
+// request when the launch cannot be computed: `launch.error` says why, and
+// the configuration is as good as one that does not compile.
+struct KernelBuild {
+  LaunchResult launch;
+  std::optional<CompileRequest> request;
+};
+KernelBuild plan_build(const Spec& spec, const std::vector<Value>& config, const Arch& arch);
+
+// The reference kernel (verify.reference): the same source and options, with
+// the defines of `config` so that macros the file expects are defined.
+CompileRequest make_reference_request(const Spec& spec, const std::vector<Value>& config, const Launch& launch,
+                                      const Arch& arch);
+
+// Parses "k=v,k=v" into configuration values matching the spec's parameters
+// (each value must be one of the parameter's listed values, compared as
+// Python's str()). Throws Error::bad_input naming the problem.
+std::vector<Value> parse_config_option(const Spec& spec, const std::string& text);
+
+}  // namespace ktune

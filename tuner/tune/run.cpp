@@ -1,0 +1,161 @@
+#include "tuner/tune/run.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "ktune/error.h"
+#include "tuner/tune/configs_from.h"
+#include "tuner/tune/replay_evaluator.h"
+
+namespace ktune::tune {
+namespace {
+
+std::string host_name() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string budget_text(const Budget& b) {
+  char limit[64];
+  std::snprintf(limit, sizeof limit, "%.1f", b.time_limit_s);
+  return "max_fevals=" + std::to_string(b.max_fevals) + ",time_limit_s=" + limit;
+}
+
+bool stop_requested(const RunOptions& o) { return o.interrupt && o.interrupt->load(); }
+
+// The best `k` distinct configurations of this run's results.
+std::vector<std::vector<Value>> best_configs(const Spec& spec, const std::vector<db::Evaluation>& evals, size_t k) {
+  std::vector<std::vector<Value>> out;
+  for (const db::Evaluation* e : rank_results(spec, evals)) {
+    if (out.size() == k) break;
+    if (std::find(out.begin(), out.end(), e->config) == out.end()) out.push_back(e->config);
+  }
+  return out;
+}
+
+}  // namespace
+
+db::KernelInfo kernel_info(const Spec& spec) {
+  db::KernelInfo k;
+  k.name = spec.kernel.name;
+  k.source_hash = spec.source_hash;
+  k.spec_hash = spec.hash;
+  for (const Parameter& p : spec.space().parameters()) {
+    k.param_names.push_back(p.name);
+    k.param_types.push_back(p.type);
+  }
+  return k;
+}
+
+RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, const RunOptions& o,
+               RunObserver& observer) {
+  const SearchSpace& space = spec.space();
+  StrategyContext ctx;
+  ctx.space = &space;
+  ctx.seed = o.seed;
+  ctx.features = [&evaluator](std::span<const Config> cs) { return evaluator.features(cs); };
+  ctx.options = o.strategy_options;
+  ctx.max_fevals = o.budget.max_fevals;
+
+  RunStart start;
+  start.device = evaluator.device();
+  start.replay = evaluator.replay();
+  start.source = evaluator.source();
+  db::SeriesIds ids;
+  ids.device_id = store.upsert_device(start.device);
+  ids.kernel_id = store.upsert_kernel(kernel_info(spec));
+  ids.psize_id = store.upsert_problem_size(spec_problem_size(spec));
+  db::RunInfo info;
+  info.strategy = o.listed.empty() ? o.strategy : "configs_from";
+  info.seed = static_cast<int64_t>(ctx.seed);
+  info.budget = budget_text(o.budget);
+  info.host = host_name();
+  info.ktune_version = KTUNE_VERSION;
+  info.replay = start.replay;
+  info.replay_source = start.replay ? start.source : "";
+  // Before the strategy is made: it plans its first design from the prior.
+  if (!o.prior_path.empty()) start.prior = load_prior(spec, o.prior_path, o.prior_device);
+  else if (!o.no_prior && o.listed.empty()) start.prior = prior_from_store(spec, store, ids, start.replay);
+  if (start.prior) ctx.prior = start.prior->observations;
+  std::unique_ptr<Strategy> strategy = o.listed.empty() ? make_strategy(o.strategy, ctx) : listed_strategy(o.listed);
+  const int64_t run_id = store.begin_run(info);
+  start.run_id = run_id;
+
+  CostOptions co;
+  // A replay proposes in the same batches as a GPU run, so it searches as the GPU run would.
+  co.batch_size = o.batch                ? o.batch
+                  : !o.listed.empty()    ? 64  // nothing to learn between them: keep the compiles ahead
+                                         : strategy_info(o.strategy).preferred_batch;
+  if (!start.replay) {
+    const auto t0 = std::chrono::steady_clock::now();
+    co.clock = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  }
+  std::vector<db::Evaluation> evaluated;  // this run's ok and failed results, for the re-measure
+  // Each result is committed as it completes, not when the batch does, and
+  // the cost layer says after each whether the batch may go on.
+  auto evaluate = [&](std::span<const Config> batch, const CostLayer::Done& done) {
+    std::vector<std::vector<Value>> values;
+    for (const Config& c : batch) values.push_back(space.values(c));
+    evaluator.evaluate(values, [&](size_t i, const Measured& m) {
+      if (!m.missing) {
+        store.add_evaluation(run_id, ids, m.eval);
+        evaluated.push_back(m.eval);
+      }
+      observer.measured(m);
+      return done(i, {objective_of(spec, m.eval), m.cost_s}) && !stop_requested(o);
+    });
+    if (stop_requested(o)) throw Error::failed("interrupted");
+  };
+  // A partial recording (an interrupted cache): the strategy keeps to what it holds.
+  if (std::optional<ConfigEvaluator::RecordedPart> part = evaluator.recorded_part()) {
+    co.recorded = part->holds;
+    co.recorded_count = part->valid;
+    start.partial = {part->valid, space.count_valid()};
+  }
+  CostLayer layer(space, o.budget, CostLayer::EvaluateEach(evaluate), spec.higher_is_better, co);
+  std::map<std::string, db::Evaluation> reusable;
+  if (!o.force)
+    for (auto& [key, e] : store.measured(ids, start.replay))
+      if (auto c = space.config_of(e.config)) {
+        layer.seed(*c, {objective_of(spec, e), 0.0});
+        reusable[space.key(*c)] = std::move(e);
+      }
+  start.reusable = reusable.size();
+  start.total = o.budget.max_fevals ? std::min<uint64_t>(o.budget.max_fevals, space.count_valid())
+                                    : space.count_valid();
+  observer.started(start);
+
+  RunOutcome outcome;
+  outcome.run_id = run_id;
+  try {
+    outcome.result = layer.run(*strategy, [&](const TraceEntry& t) {
+      if (t.seeded) {
+        const db::Evaluation& e = reusable.at(space.key(t.config));
+        evaluated.push_back(e);
+        observer.reused(e);
+      }
+      observer.progress(t);
+    });
+    if (o.remeasure_top > 1 && !start.replay) {
+      const auto top = best_configs(spec, evaluated, o.remeasure_top);
+      if (top.size() > 1)
+        for (const Measured& m : evaluator.remeasure(top, o.remeasure_rounds)) {
+          store.add_evaluation(run_id, ids, m.eval);
+          observer.remeasured(m);
+        }
+    }
+  } catch (const Error&) {
+    store.end_run(run_id);
+    if (!stop_requested(o)) throw;
+    outcome.interrupted = true;
+    return outcome;
+  }
+  store.end_run(run_id);
+  return outcome;
+}
+
+}  // namespace ktune::tune
