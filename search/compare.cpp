@@ -283,4 +283,41 @@ CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, co
   return result;
 }
 
+std::vector<AggregateRow> aggregate(const std::vector<LabelledResult>& spaces, double tolerance) {
+  std::vector<AggregateRow> rows;
+  auto row_of = [&](const std::string& name) -> AggregateRow& {
+    for (AggregateRow& r : rows)
+      if (r.name == name) return r;
+    rows.push_back({});
+    rows.back().name = name;
+    return rows.back();
+  };
+  std::map<std::string, std::map<uint64_t, std::vector<double>>> at;  // name -> budget -> per-space medians
+  for (const LabelledResult& sp : spaces)
+    for (const StrategyComparison& s : sp.result.strategies) {
+      AggregateRow& r = row_of(s.name);
+      r.min_p_score = r.spaces == 0 ? s.p_score : std::min(r.min_p_score, s.p_score);
+      r.mean_p_score += s.p_score;
+      ++r.spaces;
+      for (const auto& [b, spread] : s.fraction_at_budget) {
+        const double f = spread.median.value_or(0.0);
+        at[s.name][b].push_back(f);
+        for (const RandomAtBudget& ra : sp.result.random_exact) {
+          if (ra.budget != b) continue;
+          if (f > ra.median_fraction + tolerance) ++r.ahead;
+          else if (f >= ra.median_fraction - tolerance) ++r.level;
+          else ++r.behind, r.behind_at.push_back(sp.label + "@" + std::to_string(b));
+        }
+      }
+    }
+  for (AggregateRow& r : rows) {
+    r.mean_p_score /= static_cast<double>(std::max<size_t>(r.spaces, 1));
+    for (auto& [b, v] : at[r.name]) {
+      std::vector<std::optional<double>> xs(v.begin(), v.end());
+      r.median_fraction_at_budget.emplace_back(b, spread_of(std::move(xs)).median.value_or(0.0));
+    }
+  }
+  return rows;
+}
+
 }  // namespace ktune

@@ -146,4 +146,23 @@ std::vector<double> random_expected_best(const std::vector<double>& sorted, uint
 // Order statistics of values (nullopt = +infinity), as described above.
 Spread spread_of(std::vector<std::optional<double>> values);
 
+// Strategies over many spaces (a held-out set): per strategy, the mean and the
+// lowest P-score, at each budget the median over spaces of the median fraction
+// of the optimum, and the (space, budget) points where its median fraction is
+// ahead of, level with (within `tolerance`) or behind exact random search.
+// Strategies are matched by name; one missing from a space is left out there.
+struct AggregateRow {
+  std::string name;
+  size_t spaces = 0;
+  double mean_p_score = 0, min_p_score = 0;
+  std::vector<std::pair<uint64_t, double>> median_fraction_at_budget;  // over spaces
+  size_t ahead = 0, level = 0, behind = 0;
+  std::vector<std::string> behind_at;  // "LABEL@BUDGET" for each point behind
+};
+struct LabelledResult {
+  std::string label;
+  CompareResult result;
+};
+std::vector<AggregateRow> aggregate(const std::vector<LabelledResult>& spaces, double tolerance = 1e-9);
+
 }  // namespace ktune

@@ -249,6 +249,36 @@ TEST_F(Cli, StrategyComparisonReportsJsonAndPlot) {
   EXPECT_EQ(ktune("strategies compare " + kVecSpec + " --simulate " + kVecData + " --strategies auto:no_such=1").status, 2);
   EXPECT_EQ(ktune("strategies compare " + kVecSpec + " --simulate " + kVecData + " --strategies nope").status, 2);
   // Batches as a GPU run proposes them; each strategy's recorded time per run.
+  // Many spaces from a manifest (paths relative to it): each space's table and the aggregate.
+  const fs::path manifest = fs::path(::testing::TempDir()) / "cmp_manifest.txt";
+  {
+    std::ofstream m(manifest);
+    m << "# two spaces\nvec_a " << kVecSpec << " " << kVecData << "\n\nvec_b " << kVecSpec << " " << kVecData
+      << "  # the same recording again\n";
+  }
+  Ran many = ktune("strategies compare --manifest " + manifest.string() +
+                   " --strategies random_sample,portfolio --runs 2 --max-fevals 30 --json");
+  ASSERT_EQ(many.status, 0) << many.out;
+  const auto jm = nlohmann::json::parse(many.out);
+  ASSERT_EQ(jm["spaces"].size(), 2u);
+  EXPECT_EQ(jm["spaces"][1]["label"], "vec_b");
+  EXPECT_EQ(jm["spaces"][0]["result"]["strategies"].size(), 2u);
+  ASSERT_EQ(jm["aggregate"].size(), 2u);
+  EXPECT_EQ(jm["aggregate"][1]["name"], "portfolio");
+  EXPECT_EQ(jm["aggregate"][1]["spaces"].get<int>(), 2);
+  const auto& vs = jm["aggregate"][1]["vs_random_exact"];
+  EXPECT_EQ(vs["ahead"].get<int>() + vs["level"].get<int>() + vs["behind"].get<int>(), 2);  // 2 spaces x the budget 20
+  Ran many_text = ktune("strategies compare --manifest " + manifest.string() + " --strategies random_sample --runs 2 --max-fevals 30");
+  EXPECT_EQ(many_text.status, 0) << many_text.out;
+  EXPECT_NE(many_text.out.find("over 2 spaces"), std::string::npos) << many_text.out;
+  {
+    std::ofstream m(manifest);
+    m << "only_two_words " << kVecSpec << "\n";
+  }
+  EXPECT_EQ(ktune("strategies compare --manifest " + manifest.string()).status, 2);
+  EXPECT_EQ(ktune("strategies compare --manifest /no/such/manifest").status, 2);
+  EXPECT_EQ(ktune("strategies compare " + kVecSpec).status, 2);  // neither --simulate nor --manifest
+
   Ran batched = ktune("strategies compare " + kVecSpec + " --simulate " + kVecData +
                       " --strategies model_rank,random_sample --runs 2 --max-fevals 24 --batch 8 --json");
   ASSERT_EQ(batched.status, 0) << batched.out;

@@ -252,6 +252,53 @@ TEST(Compare, GuidedStrategiesBeatRandomOnTheBowl) {
   EXPECT_GT(r.strategies[1].p_score, r.strategies[0].p_score + 0.2);
 }
 
+TEST(Compare, AggregateOverSpacesCountsPointsAgainstRandomSearch) {
+  const SearchSpace space = line_space();
+  CompareOptions o;
+  o.runs = 3;
+  o.max_fevals = 30;
+  o.budgets = {10, 20};
+  // Index order meets the optimum first on one line and last on the other.
+  std::vector<LabelledResult> spaces{
+      {"good", compare(space, line_table(true), {{"brute_force", {}, "bf"}, {"random_sample", {}, ""}}, o)},
+      {"bad", compare(space, line_table(false), {{"brute_force", {}, "bf"}}, o)}};
+  const std::vector<AggregateRow> rows = aggregate(spaces);
+  ASSERT_EQ(rows.size(), 2u);
+  const AggregateRow& bf = rows[0];
+  EXPECT_EQ(bf.name, "bf");
+  EXPECT_EQ(bf.spaces, 2u);
+  EXPECT_DOUBLE_EQ(bf.min_p_score, spaces[1].result.strategies[0].p_score);
+  EXPECT_NEAR(bf.mean_p_score, (1.0 + spaces[1].result.strategies[0].p_score) / 2, 1e-12);
+  EXPECT_EQ(bf.ahead, 2u);   // at the optimum at 10 and 20 on "good"
+  EXPECT_EQ(bf.behind, 2u);  // still among the worst on "bad"
+  EXPECT_EQ(bf.behind_at, (std::vector<std::string>{"bad@10", "bad@20"}));
+  ASSERT_EQ(bf.median_fraction_at_budget.size(), 2u);
+  EXPECT_EQ(bf.median_fraction_at_budget[0].first, 10u);
+  EXPECT_EQ(rows[1].name, "random_sample");
+  EXPECT_EQ(rows[1].spaces, 1u);  // not run on "bad"
+  EXPECT_EQ(rows[1].ahead + rows[1].level + rows[1].behind, 2u);
+}
+
+TEST(Compare, PortfolioKeepsToTheBudgetAndBeatsRandomOnTheBowl) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl, 10);
+  CompareOptions o;
+  o.runs = 10;
+  o.max_fevals = 60;
+  CompareResult r = compare(space, table,
+                            {{"random_sample", {}, ""},
+                             {"portfolio", {}, ""},
+                             {"portfolio", {{"second", Value(std::string("pso"))}, {"every", Value(int64_t{2})}}, "p2"},
+                             {"portfolio", {{"every", Value(int64_t{0})}}, "first only"},
+                             {"model_rank", {}, ""}},
+                            o);
+  for (const auto& s : r.strategies) EXPECT_EQ(s.max_evals_used, 60u) << s.name;
+  EXPECT_GT(r.strategies[1].p_score, r.strategies[0].p_score + 0.2);
+  EXPECT_GT(r.strategies[2].p_score, r.strategies[0].p_score + 0.2);
+  // every = 0: the first member alone, the same run as model_rank's for the same seeds.
+  EXPECT_DOUBLE_EQ(r.strategies[3].p_score, r.strategies[4].p_score);
+}
+
 TEST(Compare, JsonAndSvg) {
   const SearchSpace space = line_space();
   CompareOptions o;

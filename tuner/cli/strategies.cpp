@@ -4,6 +4,9 @@
 // fraction at fixed budgets and recorded time, P-score, an SVG plot).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -25,6 +28,8 @@ namespace {
 
 struct CompareCliOptions {
   std::string spec;
+  std::string manifest;  // --manifest FILE: many (spec, recording) pairs
+  std::string root;      // --root DIR: where the manifest's relative paths start (default: its folder)
   std::vector<std::string> sets;  // --set NAME=VALUE: spec constants overridden
   std::string simulate;
   std::string device;
@@ -92,12 +97,7 @@ namespace {
 
 std::string median_text(const Spread& s) { return s.median ? fixed(*s.median, 0) : "never"; }
 
-int run_compare(const CompareCliOptions& o) {
-  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
-  for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
-  require_valid_configurations(spec);
-  for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
-  ReplayEvaluator replay(spec, o.simulate, o.device);
+ExhaustiveTable table_of(const Spec& spec, const ReplayEvaluator& replay) {
   const SearchSpace& space = spec.space();
   ExhaustiveTable table;
   for (const auto& [key, e] : replay.records()) {
@@ -109,6 +109,10 @@ int run_compare(const CompareCliOptions& o) {
     t.compile_s = ReplayEvaluator::recorded_compile_s(e);
     table[*c] = t;
   }
+  return table;
+}
+
+CompareOptions base_options(const CompareCliOptions& o, const Spec& spec, ReplayEvaluator& replay) {
   CompareOptions co;
   co.runs = o.runs;
   co.first_seed = o.seed;
@@ -118,6 +122,23 @@ int run_compare(const CompareCliOptions& o) {
   co.higher_is_better = spec.higher_is_better;
   // As `ktune tune --simulate` gives them: the strategies see what the tuner would.
   co.features = [&replay](std::span<const Config> cs) { return replay.features(cs); };
+  return co;
+}
+
+int run_manifest(const CompareCliOptions& o);
+
+int run_compare(const CompareCliOptions& o) {
+  if (!o.manifest.empty()) return run_manifest(o);
+  if (o.spec.empty() || o.simulate.empty())
+    throw Error::bad_input("strategies compare: give SPEC and --simulate DATA, or --manifest FILE");
+  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
+  for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
+  require_valid_configurations(spec);
+  for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
+  ReplayEvaluator replay(spec, o.simulate, o.device);
+  const SearchSpace& space = spec.space();
+  const ExhaustiveTable table = table_of(spec, replay);
+  CompareOptions co = base_options(o, spec, replay);
   std::optional<Prior> prior;
   if (!o.prior.empty()) {
     prior = load_prior(spec, o.prior, o.prior_device);
@@ -188,6 +209,147 @@ int run_compare(const CompareCliOptions& o) {
   return r.interrupted ? 130 : 0;
 }
 
+struct ManifestEntry {
+  std::string label, spec, data, device;
+};
+
+// One space a line: LABEL SPEC DATA [DEVICE]; '#' starts a comment. Relative
+// paths start at `root` (default: the manifest's folder), so a manifest in
+// the repository can name recordings that are not (held-out data: --root DIR).
+std::vector<ManifestEntry> read_manifest(const std::string& path, const std::string& root) {
+  std::ifstream in(path);
+  if (!in) throw Error::bad_input("--manifest: cannot read " + path);
+  namespace fs = std::filesystem;
+  const fs::path base = root.empty() ? fs::absolute(path).parent_path() : fs::path(root);
+  auto resolve = [&](const std::string& p) { return fs::path(p).is_absolute() ? p : (base / p).string(); };
+  std::vector<ManifestEntry> out;
+  size_t lineno = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::vector<std::string> w;
+    for (std::string x; words >> x;) w.push_back(x);
+    if (w.empty()) continue;
+    if (w.size() < 3 || w.size() > 4)
+      throw Error::bad_input("--manifest " + path + ":" + std::to_string(lineno) +
+                             ": expected 'LABEL SPEC DATA [DEVICE]', got " + std::to_string(w.size()) + " words");
+    out.push_back({w[0], resolve(w[1]), resolve(w[2]), w.size() == 4 ? w[3] : ""});
+  }
+  if (out.empty()) throw Error::bad_input("--manifest " + path + ": no space listed");
+  return out;
+}
+
+int run_manifest(const CompareCliOptions& o) {
+  if (!o.spec.empty() || !o.simulate.empty() || !o.prior.empty() || !o.plot.empty())
+    throw Error::bad_input("--manifest: SPEC, --simulate, --prior and --plot are for one space");
+  const std::vector<ManifestEntry> entries = read_manifest(o.manifest, o.root);
+  const std::vector<StrategyRun> strategies = parse_strategies(o.strategies);
+  std::vector<LabelledResult> results;
+  Json spaces = Json::array();
+  Progress bar("compare", std::max<size_t>(o.runs, 1) * strategies.size() * entries.size(), true);
+  size_t done_before = 0;
+  bool stopped = false;
+  {
+    const CatchInterrupt ctrl_c;
+    for (const ManifestEntry& e : entries) {
+      const Spec spec = load_spec(e.spec, parse_constant_overrides(o.sets));
+      require_valid_configurations(spec);
+      for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << e.spec << ": " << n << '\n';
+      ReplayEvaluator replay(spec, e.data, e.device);
+      const ExhaustiveTable table = table_of(spec, replay);
+      CompareOptions co = base_options(o, spec, replay);
+      co.budgets = {20, 50, 100, 200};
+      co.fractions = {0.9, 0.95};
+      co.progress = [&](size_t done, size_t, const std::string& label) {
+        bar.update(done_before + done, e.label + " " + label);
+      };
+      co.interrupt = &interrupted();
+      CompareResult r = compare(spec.space(), table, strategies, co);
+      done_before += std::max<size_t>(o.runs, 1) * strategies.size();
+      Json j = Json::parse(to_json(r));
+      spaces.push_back({{"label", e.label}, {"spec", e.spec}, {"data", e.data}, {"device", replay.device().name},
+                        {"result", j}});
+      stopped = r.interrupted;
+      results.push_back({e.label, std::move(r)});
+      if (stopped) break;
+    }
+  }
+  bar.finish();
+  if (stopped) std::cerr << "ktune: interrupted; the tables hold the runs done\n";
+  const std::vector<AggregateRow> agg = aggregate(results);
+  if (o.json) {
+    Json a = Json::array();
+    for (const AggregateRow& r : agg) {
+      Json f = Json::object();
+      for (const auto& [b, v] : r.median_fraction_at_budget) f[std::to_string(b)] = v;
+      a.push_back({{"name", r.name}, {"spaces", r.spaces}, {"mean_p_score", r.mean_p_score},
+                   {"min_p_score", r.min_p_score}, {"median_fraction_at_budget", f},
+                   {"vs_random_exact", {{"ahead", r.ahead}, {"level", r.level}, {"behind", r.behind}}},
+                   {"behind_at", r.behind_at}});
+    }
+    std::cout << Json{{"runs", o.runs}, {"spaces", spaces}, {"aggregate", a}}.dump(1) << '\n';
+    return stopped ? 130 : 0;
+  }
+  auto cells = [](std::vector<std::string>& row, const std::vector<std::pair<uint64_t, Spread>>& at) {
+    for (uint64_t b : {20, 50, 100, 200}) {
+      std::string cell = "-";
+      for (const auto& [budget, spread] : at)
+        if (budget == b && spread.median) cell = fixed(*spread.median, 3);
+      row.push_back(cell);
+    }
+  };
+  for (const LabelledResult& sp : results) {
+    const CompareResult& r = sp.result;
+    std::cout << sp.label << ": " << r.valid << " valid configurations (" << r.recorded << " recorded, " << r.failed
+              << " failed), " << r.random_exact_to_fraction[1].qualifying << " within 95% of the optimum\n";
+    Table t({"strategy", "at 20", "at 50", "at 100", "at 200", "evals to 90%", "to 95%", "P-score"});
+    for (const StrategyComparison& s : r.strategies) {
+      std::vector<std::string> row{s.name};
+      cells(row, s.fraction_at_budget);
+      for (const auto& [f, spread] : s.evals_to_fraction) row.push_back(median_text(spread));
+      row.push_back(fixed(s.p_score, 3));
+      t.add(row);
+    }
+    std::vector<std::string> row{"random search, exact"};
+    for (uint64_t b : {20, 50, 100, 200}) {
+      std::string cell = "-";
+      for (const RandomAtBudget& ra : r.random_exact)
+        if (ra.budget == b) cell = fixed(ra.median_fraction, 3);
+      row.push_back(cell);
+    }
+    for (const RandomToFraction& rt : r.random_exact_to_fraction) row.push_back(std::to_string(rt.median));
+    row.push_back("0");
+    t.add(row);
+    t.print(std::cout);
+    std::cout << '\n';
+  }
+  std::cout << "over " << results.size() << " spaces (" << o.runs << " runs each): median over spaces of the median "
+            << "fraction of the optimum; (space, budget) points against random search, exact\n";
+  Table t({"strategy", "at 20", "at 50", "at 100", "at 200", "mean P", "lowest P", "ahead/level/behind"});
+  for (const AggregateRow& r : agg) {
+    std::vector<std::string> row{r.name};
+    for (uint64_t b : {20, 50, 100, 200}) {
+      std::string cell = "-";
+      for (const auto& [budget, v] : r.median_fraction_at_budget)
+        if (budget == b) cell = fixed(v, 3);
+      row.push_back(cell);
+    }
+    row.push_back(fixed(r.mean_p_score, 3));
+    row.push_back(fixed(r.min_p_score, 3));
+    row.push_back(std::to_string(r.ahead) + "/" + std::to_string(r.level) + "/" + std::to_string(r.behind));
+    t.add(row);
+  }
+  t.print(std::cout);
+  for (const AggregateRow& r : agg)
+    if (!r.behind_at.empty()) {
+      std::cout << r.name << " behind random search at:";
+      for (const std::string& p : r.behind_at) std::cout << ' ' << p;
+      std::cout << '\n';
+    }
+  return stopped ? 130 : 0;
+}
+
 }  // namespace
 
 void add_strategies_command(CLI::App& app, CommandResult& result) {
@@ -200,9 +362,13 @@ void add_strategies_command(CLI::App& app, CommandResult& result) {
 
   auto o = std::make_shared<CompareCliOptions>();
   CLI::App* cmp = sub->add_subcommand("compare", "Compare strategies by replaying exhaustively recorded data");
-  cmp->add_option("spec", o->spec, "tuning spec")->required();
+  cmp->add_option("spec", o->spec, "tuning spec (or --manifest)");
+  cmp->add_option("--manifest", o->manifest,
+                  "compare over many recordings: a file with one space a line, 'LABEL SPEC DATA [DEVICE]' "
+                  "('#' starts a comment); prints each space and the aggregate");
+  cmp->add_option("--root", o->root, "where the manifest's relative paths start (default: the manifest's folder)");
   cmp->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
-  cmp->add_option("--simulate", o->simulate, "recorded data: a ktune database or Kernel Tuner cache")->required();
+  cmp->add_option("--simulate", o->simulate, "recorded data: a ktune database or Kernel Tuner cache");
   cmp->add_option("--device", o->device, "which device's results, where the data holds several");
   cmp->add_option("--prior", o->prior,
                   "the same kernel measured elsewhere (a ktune database or Kernel Tuner cache), given to the "
