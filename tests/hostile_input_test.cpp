@@ -144,6 +144,26 @@ TEST(HostileExpressions, WideExpressionsParseInLinearTime) {
   EXPECT_EQ(text.evaluate().as_int(), 1'000'000);
 }
 
+// Parsing takes about a hundred bytes a byte of text: one expression is at
+// most 2 MiB, and a spec's text at most 4 MiB, so a spec stays within a few
+// hundred megabytes whatever it holds.
+TEST(HostileExpressions, TextIsBounded) {
+  try {
+    expr::Expression::parse("[" + repeat("1", 1'200'000, ",") + "]", SourceLocation{"e.yaml", 4, 9});
+    ADD_FAILURE() << "a 2.4 MB expression was parsed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_status(), 2);
+    EXPECT_EQ(e.where().str(), "e.yaml:4:9");
+    EXPECT_NE(e.message().find("expression too long"), std::string::npos) << e.what();
+  }
+  TempDir dir;
+  std::string text = std::string("kernel: {name: k, source: k.cu}\nproblem_size: [1024]\ntune_params:\n  p: [1, 2]\n");
+  for (int i = 0; i < 3; ++i)
+    text.append("c").append(std::to_string(i)).append(": '").append(std::string(1'500'000, 'x')).append("'\n");
+  const std::string spec = write(dir, "text.yaml", text);
+  expect_bad_input_at(ktune_cli("space " + spec), spec, 7, "more than 4 MiB of text");
+}
+
 Error evaluate_error(const std::string& text) {
   try {
     expr::Expression::parse(text, SourceLocation{"e.yaml", 3, 5}).evaluate();
@@ -362,6 +382,12 @@ TEST(HostileSpecs, TextThatIsNotUtf8IsRefusedAndEscapesMakeCharacters) {
   EXPECT_EQ(expr::Expression::parse("len('\\xb1x')").evaluate().as_int(), 2);
   EXPECT_EQ(expr::Expression::parse("'\\xb1'").evaluate().as_string(), "\xc2\xb1");
   EXPECT_THROW(parse_constant_overrides({"n=\xff"}), Error);
+  // A NUL made yaml-cpp read on in another encoding, producing such a byte
+  // itself: control characters are no YAML text.
+  const char tail[] = "restrictions:\n  - p_\0x >= 1\n";
+  const std::string nul = write(dir, "nul.yaml", std::string(kHead) + std::string(tail, sizeof tail - 1));
+  expect_bad_input_at(ktune_cli("space " + nul), nul, 6, "a control character (U+0000) is not YAML text");
+  EXPECT_NE(ktune_cli("space " + nul).out.find(nul + ":6:7:"), std::string::npos);
 }
 
 // A long plain scalar once went through std::regex, which recurses per

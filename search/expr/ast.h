@@ -47,6 +47,8 @@ enum SlicePart : uint8_t { kSliceStart = 1, kSliceStop = 2, kSliceStep = 4 };
 // deep, and take any length.
 constexpr int kMaxNesting = 200;
 constexpr int kMaxTreeDepth = 1000;
+// The text itself: parsing takes about a hundred bytes a byte of it.
+constexpr size_t kMaxExpressionText = size_t{2} << 20;
 
 // Limits on what evaluating one expression may cost, so that neither a typo
 // (range(10**12)) nor a hostile spec (a list doubled forty times, nested

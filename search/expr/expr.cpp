@@ -86,6 +86,11 @@ const std::vector<int>& CompiledExpr::slots_used() const {
 }
 
 Expression Expression::parse(std::string_view text, SourceLocation where) {
+  // Its tokens and tree take about a hundred times the text's bytes.
+  if (text.size() > kMaxExpressionText)
+    throw Error::bad_input("expression too long (" + std::to_string(text.size()) + " bytes; at most " +
+                               std::to_string(kMaxExpressionText >> 20) + " MiB)",
+                           where);
   Expression e;
   e.root_ = std::make_shared<const Node>(parse_tree(text, where));
   e.text_ = std::string(text);

@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -167,7 +168,10 @@ Doc from_yaml(const YAML::Node& n, DocBudget& budget, int depth) {
   Doc d;
   budget.value(yaml_where(n.Mark(), file));
   budget.depth(depth, yaml_where(n.Mark(), file));
-  if (n.Type() == YAML::NodeType::Scalar) budget.text(n.Scalar().size(), yaml_where(n.Mark(), file));
+  if (n.Type() == YAML::NodeType::Scalar) {
+    budget.text(n.Scalar().size(), yaml_where(n.Mark(), file));
+    if (invalid_utf8(n.Scalar())) fail(yaml_where(n.Mark(), file), "not UTF-8 text (a byte that is no character)");
+  }
   switch (n.Type()) {
     case YAML::NodeType::Scalar:
       if (n.Tag() == "!") {  // quoted or block scalar: a string, never a number
@@ -192,6 +196,7 @@ Doc from_yaml(const YAML::Node& n, DocBudget& budget, int depth) {
         if (!it->first.IsScalar()) fail(kw, "a map key must be a plain name");
         std::string key = it->first.Scalar();
         budget.text(key.size(), kw);
+        if (invalid_utf8(key)) fail(kw, "not UTF-8 text (a byte that is no character)");
         if (auto [at, fresh] = seen.emplace(key, d.members.size()); !fresh)
           fail(kw, "duplicate key '" + key + "' (first at line " + std::to_string(d.members[at->second].key_where.line) +
                        ")");
@@ -247,9 +252,18 @@ class DocumentStarts : public YAML::EventHandler {
 }  // namespace
 
 Doc parse_yaml(const std::string& text, const std::string& file) {
-  // YAML is Unicode text; yaml-cpp does not check, and a stray byte would
+  // YAML is Unicode text without control characters; yaml-cpp checks neither
+  // (a NUL makes it read the rest as another encoding), and a stray byte would
   // reach every JSON the spec's strings go into (the store, --json, exports).
   if (auto bad = invalid_utf8(text)) fail(location_of(text, *bad, file), "not UTF-8 text (a byte that is no character)");
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+      char code[8];
+      std::snprintf(code, sizeof code, "%02X", c);
+      fail(location_of(text, i, file), std::string("a control character (U+00") + code + ") is not YAML text");
+    }
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -57,7 +57,7 @@ const char* kind_name(Doc::Kind k);  // "a string", "a list", ...
 // A YAML file must hold one document.
 constexpr int kMaxDocDepth = 64;
 constexpr size_t kMaxDocValues = 500'000;
-constexpr size_t kMaxDocText = size_t{64} << 20;
+constexpr size_t kMaxDocText = size_t{4} << 20;
 Doc parse_yaml(const std::string& text, const std::string& file);
 Doc parse_json(const std::string& text, const std::string& file);
 // Line and column (1-based) of a byte offset in text.
