@@ -17,6 +17,8 @@
 #include "tuner/tune/replay_evaluator.h"
 #include "tuner/spec/spec.h"
 #include "tuner/cli/print/tune_report.h"
+#include "tuner/cli/print/profile.h"
+#include "tuner/tune/profile.h"
 
 namespace ktune::cli {
 namespace {
@@ -44,6 +46,9 @@ struct TuneOptions : ResultsOptions {
   int top = 10;
   std::string configs_from;  // --configs-from DEVICE: measure its --top fastest configurations
   bool no_racing = false;
+  std::optional<double> energy_ms;  // --energy [MS]
+  std::string objective;            // --objective NAME
+  size_t profile_top = 0;           // --profile-top N
 };
 
 std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o) {
@@ -57,6 +62,11 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   }
   go.timeout_s = o.timeout_s;
   go.racing = !o.no_racing;
+  if (o.energy_ms) {
+    go.energy_ms = *o.energy_ms;
+  } else if (spec.needs_energy()) {
+    go.energy_ms = 1000;
+  }
   if (!o.compile_timeout.empty()) go.compile_timeout_s = duration_option("--compile-timeout", o.compile_timeout);
   go.interrupt = &interrupted();
   return std::make_unique<GpuEvaluator>(spec, go);
@@ -68,6 +78,9 @@ int run_tune(const TuneOptions& o) {
     if (o.verify != "first-valid") throw Error::bad_input("--verify: 'first-valid' is the one choice, not '" + o.verify + "'");
     loaded.verify_against_first_valid();
   }
+  if (!o.objective.empty()) loaded.set_objective(o.objective);
+  if (o.energy_ms && (!(*o.energy_ms >= 100) || *o.energy_ms > 60000))
+    throw Error::bad_input("--energy: milliseconds of back-to-back launches per configuration, 100 to 60000");
   const Spec spec = std::move(loaded);
   if (o.simulate.empty()) spec.require_runnable();  // before the notes: a GPU run needs them
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
@@ -111,7 +124,24 @@ int run_tune(const TuneOptions& o) {
     report.finish_interrupted(std::cerr);
     return 130;
   }
+  std::vector<tune::ProfiledRow> profiled;
+  db::DeviceInfo roofs;
+  if (o.profile_top > 0 && report.any_ok()) {
+    auto* gpu = dynamic_cast<GpuEvaluator*>(evaluator.get());
+    if (!gpu) throw Error::bad_input("--profile-top needs a GPU run; a replay has no counters");
+    roofs = profile_device_limits(*gpu, store, false);
+    tune::ProfileOptions po;
+    po.top = o.profile_top;
+    profiled = tune::profile_stored(spec, *gpu, store, po);
+    if (o.json) report.add_json("profile", profile_json(spec, roofs, profiled));
+  }
   report.finish(outcome.result, o.json, o.top, outcome.run_id);
+  if (!profiled.empty() && !o.json) {
+    std::cout << "\nhardware counters of the " << profiled.size() << " best (ktune profile):\n";
+    print_profile(spec, roofs, profiled, false, std::cout);
+    for (const auto& r : profiled)
+      if (!r.note.empty()) std::cerr << "ktune: note: " << db::config_key(r.eval.config) << ": " << r.note << '\n';
+  }
   return report.any_ok() ? 0 : 1;
 }
 
@@ -143,6 +173,16 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_flag("--no-racing", o->no_racing,
                 "sample every configuration fully (default: one whose first 3 samples all lie over 1.2 x the best "
                 "median so far stops sampling, stored as stopped_early)");
+  sub->add_option("--energy", o->energy_ms,
+                  "measure each configuration's energy per launch (NVML) over about MS ms of back-to-back launches "
+                  "(on, 1000, where the objective is energy or a metric uses energy_j)")
+      ->expected(0, 1)
+      ->default_str("1000");
+  sub->add_option("--objective", o->objective,
+                  "rank by this instead of the spec's objective: time, energy (J per launch, measured with --energy) "
+                  "or a metric of the spec");
+  sub->add_option("--profile-top", o->profile_top,
+                  "after the run, hardware counters and roofline position of the N best (as `ktune profile`)");
   sub->add_option("--warmup", o->warmup_ms, "milliseconds of launches before every configuration's timed samples (default: 20 for the first and after the GPU idled 250 ms, 2 while it is kept busy)");
   sub->add_option("--timeout", o->timeout_s,
                   "seconds a launch batch may take before the kernel counts as hung "

@@ -79,6 +79,16 @@ class ConfigEvaluator {
     (void)rounds;
     return {};
   }
+  // Hardware counters of one launch of each configuration (CUPTI; metrics
+  // empty: the standard set, tuner/gpu/counters.h): one Measured per
+  // configuration, in order, its counter fields and metrics set, its reason
+  // saying why counters are missing. Empty where nothing runs (a replay).
+  virtual std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
+                                        const std::vector<std::string>& metrics) {
+    (void)configs;
+    (void)metrics;
+    return {};
+  }
 };
 
 }  // namespace ktune

@@ -91,6 +91,7 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
       best.push_back(row);
     }
     j["best"] = best;
+    for (const auto& [key, value] : extra_json_.items()) j[key] = value;
     std::cout << j.dump(2) << '\n';
     return;
   }

@@ -17,6 +17,7 @@
 #include "search/strategy/cost.h"
 #include "tuner/tune/evaluator.h"
 #include "tuner/tune/prior.h"
+#include "tuner/cli/print/json.h"
 #include "tuner/tune/run.h"
 #include "tuner/cli/print/progress.h"
 #include "tuner/spec/spec.h"
@@ -35,8 +36,11 @@ class TuneReport : public tune::RunObserver {
   void finish(const RunResult& r, bool json, int top, int64_t run_id);
   void finish_interrupted(std::ostream& err);
   bool any_ok() const { return ok_ > 0; }
+  // A further member of the --json summary (e.g. "profile": tune --profile-top).
+  void add_json(const std::string& key, cli::Json value) { extra_json_[key] = std::move(value); }
 
  private:
+  cli::Json extra_json_ = cli::Json::object();
   const Spec* spec_;
   db::DeviceInfo device_;
   bool replay_ = false;
