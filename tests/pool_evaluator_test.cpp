@@ -109,7 +109,7 @@ TEST(PoolEvaluator, SimulatedWorkersStoreEveryConfigurationOnceAndFindTheSameOpt
     EXPECT_GE(s.wall_s, s.busy_s / double(workers) * (1 - 1e-12));
     double longest = 0;
     for (const Measured& m : seen.measured_now) longest = std::max(longest, m.cost_s);
-    const double batches = std::ceil(double(out.result.fevals) / 64);
+    const double batches = std::ceil(double(out.result.fevals) / double(64 * workers));
     EXPECT_LE(s.wall_s, s.busy_s / double(workers) + batches * longest);
     EXPECT_GT(s.efficiency(), 0);
     EXPECT_LE(s.efficiency(), 1 + 1e-9);
@@ -126,10 +126,11 @@ TEST(PoolEvaluator, UniformCostsOnNWorkersTakeTheTotalOverN) {
     Recorder seen;
     const tune::RunOutcome out = tune::run(spec, pool, store, brute_force(), seen);
     ASSERT_EQ(out.result.fevals, valid);
-    // Batches of 64: each takes ceil(size / workers) rounds of 0.5 s.
+    // Batches of 64 per worker: each takes ceil(size / workers) rounds of 0.5 s.
+    const uint64_t batch = 64 * workers;
     double expected = 0;
-    for (uint64_t left = valid; left > 0; left -= std::min<uint64_t>(left, 64))
-      expected += 0.5 * double((std::min<uint64_t>(left, 64) + workers - 1) / workers);
+    for (uint64_t left = valid; left > 0; left -= std::min<uint64_t>(left, batch))
+      expected += 0.5 * double((std::min<uint64_t>(left, batch) + workers - 1) / workers);
     EXPECT_DOUBLE_EQ(pool.stats().wall_s, expected) << workers;
     EXPECT_NEAR(pool.stats().wall_s, 0.5 * double(valid) / double(workers), 0.5 * double(valid) / 64 + 0.5)
         << workers;

@@ -91,9 +91,13 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
 
   CostOptions co;
   // A replay proposes in the same batches as a GPU run, so it searches as the GPU run would.
+  // On several workers a strategy that learns nothing between batches gets
+  // one batch's worth per worker (StrategyInfo::batch_per_worker).
   co.batch_size = o.batch                ? o.batch
-                  : !o.listed.empty()    ? 64  // nothing to learn between them: keep the compiles ahead
-                                         : strategy_info(o.strategy).preferred_batch;
+                  : !o.listed.empty()    ? 64 * start.workers  // nothing to learn between them: keep the compiles ahead
+                  : strategy_info(o.strategy).batch_per_worker
+                      ? strategy_info(o.strategy).preferred_batch * start.workers
+                      : strategy_info(o.strategy).preferred_batch;
   if (evaluator.virtual_time()) {
     // Simulated workers: the budget is the wall time the recorded times imply for them.
     co.clock = [&evaluator] { return *evaluator.virtual_time(); };
