@@ -33,7 +33,7 @@ struct TuneOptions : ResultsOptions {
   std::string time_limit;
   std::optional<uint64_t> seed;
   int gpu = 0;
-  std::string gpus;     // --gpus all|0,1,...: one run over several GPUs
+  std::optional<std::string> gpus;  // --gpus all|0,1,...: one run over several GPUs
   std::optional<size_t> workers;  // --workers N: a replay's simulated GPUs
   std::string simulate;
   std::string prior;  // --prior DATA; default: the database's own results of the kernel elsewhere
@@ -83,7 +83,7 @@ std::vector<int> gpu_list(const std::string& text) {
 
 std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o) {
   if (!o.simulate.empty()) {
-    if (!o.gpus.empty()) throw Error::bad_input("--gpus measures on GPUs; a replay (--simulate) takes --workers N");
+    if (o.gpus) throw Error::bad_input("--gpus measures on GPUs; a replay (--simulate) takes --workers N");
     auto replay = std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
     if (!o.workers) return replay;
     if (*o.workers < 1 || *o.workers > 1024) throw Error::bad_input("--workers: from 1 to 1024 simulated GPUs");
@@ -101,14 +101,15 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   go.racing = !o.no_racing;
   if (!o.compile_timeout.empty()) go.compile_timeout_s = duration_option("--compile-timeout", o.compile_timeout);
   go.interrupt = &interrupted();
-  if (o.gpus.empty()) return std::make_unique<GpuEvaluator>(spec, go);
+  if (!o.gpus) return std::make_unique<GpuEvaluator>(spec, go);
+  const std::vector<int> gpus = gpu_list(*o.gpus);
   // One compile pool (and the cubin cache under it) for all the GPUs.
   CompilePoolOptions po;
   po.time_limit_s = go.compile_timeout_s;
   po.interrupt = go.interrupt;
   go.compile_pool = std::make_shared<CompilePool>(po);
   std::vector<PoolEvaluator::MakeMember> members;
-  for (const int gpu : gpu_list(o.gpus))
+  for (const int gpu : gpus)
     members.push_back([&spec, go, gpu]() mutable -> std::unique_ptr<ConfigEvaluator> {
       go.gpu = gpu;
       return std::make_unique<GpuEvaluator>(spec, go);
