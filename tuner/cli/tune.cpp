@@ -212,7 +212,7 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
                   "(default: from the best time so far, at least 1 s; 10 s before any timing)");
   sub->add_option("--compile-timeout", o->compile_timeout,
                   "a configuration whose compile takes longer fails (compile_error) and the run goes on (default 300s)");
-  sub->add_option("--batch", o->batch, "configurations per strategy proposal (default: 64 for brute_force and random_sample, else 8; the same in replay)");
+  sub->add_option("--batch", o->batch, "configurations per strategy proposal (default: 64 for brute_force and random_sample, per worker with --gpus or --workers; else 8; the same in replay)");
   sub->add_option("--top", o->top, "rows in the final table; with --configs-from, also how many configurations")
       ->capture_default_str();
   sub->add_option("--configs-from", o->configs_from,
