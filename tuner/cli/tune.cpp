@@ -12,7 +12,9 @@
 #include "tuner/cli/cli.h"
 #include "tuner/cli/print/json.h"
 #include "tuner/tune/configs_from.h"
+#include "tuner/gpu/engine.h"
 #include "tuner/tune/gpu_evaluator.h"
+#include "tuner/tune/pool_evaluator.h"
 #include "tuner/tune/run.h"
 #include "tuner/tune/replay_evaluator.h"
 #include "tuner/spec/spec.h"
@@ -33,6 +35,8 @@ struct TuneOptions : ResultsOptions {
   std::string time_limit;
   std::optional<uint64_t> seed;
   int gpu = 0;
+  std::optional<std::string> gpus;  // --gpus all|0,1,...: one run over several GPUs
+  std::optional<size_t> workers;  // --workers N: a replay's simulated GPUs
   std::string simulate;
   std::string prior;  // --prior DATA; default: the database's own results of the kernel elsewhere
   std::string prior_device;
@@ -51,8 +55,46 @@ struct TuneOptions : ResultsOptions {
   size_t profile_top = 0;           // --profile-top N
 };
 
+// --gpus: "all" (every GPU the driver sees) or indices, repeats allowed
+// ("0,0": two workers on one GPU). Several models in one list are refused:
+// each model is a series of its own.
+std::vector<int> gpu_list(const std::string& text) {
+  if (text == "all") {
+    const gpu::DeviceProbe probe = gpu::probe_devices();
+    if (probe.state != gpu::DriverState::Ready || probe.devices.empty())
+      throw Error::failed("cannot tune on a GPU: " + (probe.message.empty() ? "no GPU" : probe.message));
+    for (const auto& d : probe.devices)
+      if (d.name != probe.devices[0].name)
+        throw Error::bad_input("--gpus all: this host has several GPU models (" + probe.devices[0].name + ", " +
+                               d.name + "); one run tunes one model: list the indices of one (`ktune devices`)");
+    std::vector<int> all(probe.devices.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    return all;
+  }
+  std::vector<int> out;
+  size_t at = 0;
+  for (;;) {
+    const size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
+      throw Error::bad_input("--gpus: 'all' or GPU indices separated by commas (e.g. 0,1,2,3), not '" + text + "'");
+    out.push_back(std::stoi(item));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (out.size() > 64) throw Error::bad_input("--gpus: at most 64 workers");
+  return out;
+}
+
 std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o) {
-  if (!o.simulate.empty()) return std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
+  if (!o.simulate.empty()) {
+    if (o.gpus) throw Error::bad_input("--gpus measures on GPUs; a replay (--simulate) takes --workers N");
+    auto replay = std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
+    if (!o.workers) return replay;
+    if (*o.workers < 1 || *o.workers > 1024) throw Error::bad_input("--workers: from 1 to 1024 simulated GPUs");
+    return std::make_unique<PoolEvaluator>(std::move(replay), *o.workers);
+  }
+  if (o.workers) throw Error::bad_input("--workers simulates GPUs in a replay (--simulate); on GPUs use --gpus");
   GpuEvaluatorOptions go;
   go.gpu = o.gpu;
   go.cold = o.cold;
@@ -69,7 +111,20 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   }
   if (!o.compile_timeout.empty()) go.compile_timeout_s = duration_option("--compile-timeout", o.compile_timeout);
   go.interrupt = &interrupted();
-  return std::make_unique<GpuEvaluator>(spec, go);
+  if (!o.gpus) return std::make_unique<GpuEvaluator>(spec, go);
+  const std::vector<int> gpus = gpu_list(*o.gpus);
+  // One compile pool (and the cubin cache under it) for all the GPUs.
+  CompilePoolOptions po;
+  po.time_limit_s = go.compile_timeout_s;
+  po.interrupt = go.interrupt;
+  go.compile_pool = std::make_shared<CompilePool>(po);
+  std::vector<PoolEvaluator::MakeMember> members;
+  for (const int gpu : gpus)
+    members.push_back([&spec, go, gpu]() mutable -> std::unique_ptr<ConfigEvaluator> {
+      go.gpu = gpu;
+      return std::make_unique<GpuEvaluator>(spec, go);
+    });
+  return std::make_unique<PoolEvaluator>(std::move(members));
 }
 
 int run_tune(const TuneOptions& o) {
@@ -124,11 +179,14 @@ int run_tune(const TuneOptions& o) {
     report.finish_interrupted(std::cerr);
     return 130;
   }
+  if (const auto* pool = dynamic_cast<const PoolEvaluator*>(evaluator.get())) report.pool(pool->stats());
   std::vector<tune::ProfiledRow> profiled;
   db::DeviceInfo roofs;
   if (o.profile_top > 0 && report.any_ok()) {
     auto* gpu = dynamic_cast<GpuEvaluator*>(evaluator.get());
-    if (!gpu) throw Error::bad_input("--profile-top needs a GPU run; a replay has no counters");
+    if (!gpu)
+      throw Error::bad_input(o.simulate.empty() ? "--profile-top profiles on one GPU: after a --gpus run, `ktune profile SPEC --gpu N`"
+                                                : "--profile-top needs a GPU run; a replay has no counters");
     roofs = profile_device_limits(*gpu, store, false);
     tune::ProfileOptions po;
     po.top = o.profile_top;
@@ -157,7 +215,14 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--max-fevals", o->max_fevals, "at most N measured configurations");
   sub->add_option("--time-limit", o->time_limit, "wall-time budget (replay: recorded time), e.g. 90s, 10m");
   sub->add_option("--seed", o->seed, "seed for the strategy");
-  sub->add_option("--gpu", o->gpu, "GPU index");
+  CLI::Option* one_gpu = sub->add_option("--gpu", o->gpu, "GPU index");
+  sub->add_option("--gpus", o->gpus,
+                  "several GPUs of one model in one run: 'all' or indices, e.g. 0,1,2,3 (repeats allowed: 0,0 is two "
+                  "workers on GPU 0); each configuration measured once, on whichever GPU frees up first")
+      ->excludes(one_gpu);
+  sub->add_option("--workers", o->workers,
+                  "replay only: N simulated GPUs, each with a virtual clock the recorded times advance; reports the "
+                  "wall time they imply");
   sub->add_option("--verify", o->verify,
                   "first-valid: check every configuration's outputs against the first that runs (for a spec that "
                   "does not verify, e.g. a T1 file)");
@@ -189,7 +254,7 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
                   "(default: from the best time so far, at least 1 s; 10 s before any timing)");
   sub->add_option("--compile-timeout", o->compile_timeout,
                   "a configuration whose compile takes longer fails (compile_error) and the run goes on (default 300s)");
-  sub->add_option("--batch", o->batch, "configurations per strategy proposal (default: 64 for brute_force and random_sample, else 8; the same in replay)");
+  sub->add_option("--batch", o->batch, "configurations per strategy proposal (default: 64 for brute_force and random_sample, per worker with --gpus or --workers; else 8; the same in replay)");
   sub->add_option("--top", o->top, "rows in the final table; with --configs-from, also how many configurations")
       ->capture_default_str();
   sub->add_option("--configs-from", o->configs_from,

@@ -408,14 +408,20 @@ void CompilePool::cancel() {
   pending_.clear();
 }
 
+void CompilePool::cancel(std::span<const Ticket> tickets) {
+  std::lock_guard lock(mutex_);
+  for (const Ticket t : tickets) pending_.erase(t);
+  std::erase_if(queue_, [&](const Job& j) { return !pending_.count(j.ticket); });
+}
+
 std::vector<CompileResult> CompilePool::compile(std::span<const CompileRequest> requests) {
   std::vector<CompileResult> out;
+  std::vector<Ticket> tickets;
   try {
-    std::vector<Ticket> tickets;
     for (const CompileRequest& r : requests) tickets.push_back(submit(r));
     for (const Ticket t : tickets) out.push_back(take(t));
   } catch (...) {
-    cancel();
+    cancel(tickets);
     throw;
   }
   return out;

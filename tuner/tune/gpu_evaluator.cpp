@@ -81,10 +81,12 @@ gpu::Fill engine_fill(const Argument& a) {
 }
 
 // Whatever a batch leaves in the compile pool when it ends early (Ctrl-C, a
-// broken engine) is dropped, not compiled for nobody.
+// broken engine) is dropped, not compiled for nobody. Only this batch's
+// tickets: the pool may be shared with other GPUs' evaluators.
 struct CancelOnExit {
   CompilePool& pool;
-  ~CancelOnExit() { pool.cancel(); }
+  const std::vector<CompilePool::Ticket>& tickets;
+  ~CancelOnExit() { pool.cancel(tickets); }
 };
 
 }  // namespace
@@ -122,11 +124,14 @@ GpuEvaluator::GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options) : spec
   if (!target)
     throw Error::failed(spec.kernel.not_written_for(device_arch) + " (" + engine_->device().name + ")");
   arch_ = *target;
-  CompilePoolOptions po;
-  po.workers = options.compile_threads;
-  po.time_limit_s = options.compile_timeout_s;
-  po.interrupt = options.interrupt;
-  pool_ = std::make_unique<CompilePool>(po);
+  pool_ = options.compile_pool;
+  if (!pool_) {
+    CompilePoolOptions po;
+    po.workers = options.compile_threads;
+    po.time_limit_s = options.compile_timeout_s;
+    po.interrupt = options.interrupt;
+    pool_ = std::make_shared<CompilePool>(po);
+  }
   if (spec.verify.mode == Verify::Mode::Reference || spec.verify.mode == Verify::Mode::File) prepare_reference();
 }
 
@@ -351,7 +356,7 @@ void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const O
   std::vector<Compiled> compiled(configs.size());
   std::vector<CompilePool::Ticket> waiting;
   std::unordered_map<CompilePool::Ticket, size_t> index_of;
-  const CancelOnExit cancel_on_exit{*pool_};
+  const CancelOnExit cancel_on_exit{*pool_, waiting};
   for (size_t i = 0; i < configs.size(); ++i) {
     std::optional<CompileRequest> request;
     compiled[i] = prepare(configs[i], request);
@@ -392,14 +397,17 @@ std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>
   // Measured before, so these are cache hits, answered by the pool at once.
   std::vector<Compiled> compiled;
   std::vector<std::optional<CompilePool::Ticket>> tickets;
-  const CancelOnExit cancel_on_exit{*pool_};
+  std::vector<CompilePool::Ticket> untaken;
+  const CancelOnExit cancel_on_exit{*pool_, untaken};
   for (const auto& c : configs) {
     std::optional<CompileRequest> request;
     compiled.push_back(prepare(c, request));
     tickets.push_back(request ? std::optional(pool_->submit(std::move(*request))) : std::nullopt);
+    if (tickets.back()) untaken.push_back(*tickets.back());
   }
   for (size_t i = 0; i < configs.size(); ++i)
     if (tickets[i]) compiled[i].result = pool_->take(*tickets[i]);
+  untaken.clear();
   std::vector<Measured> out(configs.size());
   std::vector<std::vector<double>> medians(configs.size()), energies(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {

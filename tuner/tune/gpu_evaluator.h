@@ -52,6 +52,9 @@ struct GpuEvaluatorOptions {
   // default where the spec's objective or a metric needs energy_j).
   double energy_ms = 0;
   const std::atomic<bool>* interrupt = nullptr;
+  // Shared with the evaluators of the run's other GPUs (PoolEvaluator); null:
+  // its own, of compile_threads processes.
+  std::shared_ptr<CompilePool> compile_pool;
 };
 
 class GpuEvaluator : public ConfigEvaluator {
@@ -90,7 +93,7 @@ class GpuEvaluator : public ConfigEvaluator {
   GpuEvaluatorOptions options_;
   Arch arch_;
   std::unique_ptr<gpu::Engine> engine_;
-  std::unique_ptr<CompilePool> pool_;
+  std::shared_ptr<CompilePool> pool_;
   std::vector<gpu::ArgSpec> args_;
   bool have_expected_ = false;
   double best_median_ms_ = 0;  // of this session's measurements, for the racing rule
