@@ -10,16 +10,26 @@ std::optional<Roofline> roofline(const Evaluation& e, const DeviceInfo& device) 
   Roofline r;
   r.dram_bytes = *e.dram_read_bytes + *e.dram_write_bytes;
   r.dram_gbs = r.dram_bytes / (*e.time_ms * 1e6);
-  if (e.flop && *e.flop > 0) {
-    r.gflops = *e.flop / (*e.time_ms * 1e6);
-    if (r.dram_bytes > 0) r.flop_per_byte = *e.flop / r.dram_bytes;
+  const double cores = e.flop.value_or(0), tensor = e.tensor_flop.value_or(0);
+  if (cores + tensor > 0) {
+    r.gflops = (cores + tensor) / (*e.time_ms * 1e6);
+    if (r.dram_bytes > 0) r.flop_per_byte = (cores + tensor) / r.dram_bytes;
   }
   if (!(device.copy_gbs > 0) || !(device.fp32_gflops > 0)) return r;
-  // Ridge point: the intensity where the bandwidth roof meets the compute roof.
+  const double of_bandwidth = r.dram_gbs / device.copy_gbs;
+  if (tensor > cores) {
+    // The tensor cores' roof is not measured here; their pipes' own
+    // utilisation (CUPTI's fraction of peak) stands for it.
+    const double of_tensor = e.tensor_util.value_or(0);
+    r.bound = of_tensor >= of_bandwidth ? "tensor" : "memory";
+    r.of_roof = std::max(of_tensor, of_bandwidth);
+    return r;
+  }
+  // Ridge point: the intensity where the bandwidth roof meets the FP32 roof.
   const double ridge = device.fp32_gflops / device.copy_gbs;
-  const bool compute = r.gflops && (!r.flop_per_byte || *r.flop_per_byte >= ridge);
+  const bool compute = r.gflops && r.flop_per_byte && *r.flop_per_byte >= ridge;
   r.bound = compute ? "compute" : "memory";
-  r.of_roof = compute ? *r.gflops / device.fp32_gflops : r.dram_gbs / device.copy_gbs;
+  r.of_roof = compute ? *r.gflops / device.fp32_gflops : of_bandwidth;
   return r;
 }
 

@@ -17,10 +17,13 @@ namespace ktune::db {
 struct Roofline {
   double dram_bytes = 0;              // read + written per launch
   double dram_gbs = 0;                // dram_bytes / time
-  std::optional<double> flop_per_byte;  // nullopt when no floating-point operation was counted
+  std::optional<double> flop_per_byte;  // CUDA-core plus tensor-core operations per byte; nullopt without any
   std::optional<double> gflops;
   // "memory" or "compute": the roof that is lower at this intensity (a kernel
-  // with no floating-point work is memory-bound); "" without the device's roofs.
+  // with no floating-point work is memory-bound); for a kernel whose work is
+  // mostly tensor-core operations, "tensor" or "memory", whichever is nearer
+  // its peak (the tensor pipes' utilisation against the bandwidth's share of
+  // the copy roof); "" without the device's roofs.
   std::string bound;
   std::optional<double> of_roof;      // achieved / that roof at this intensity
 };

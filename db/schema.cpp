@@ -55,7 +55,7 @@ CREATE TABLE evaluations(
   dram_read_bytes REAL, dram_write_bytes REAL, dram_util REAL, l2_hit_rate REAL,
   load_requests REAL, load_sectors REAL, store_requests REAL, store_sectors REAL,
   achieved_occupancy REAL, sm_util REAL, tensor_util REAL, bank_conflicts REAL, flop REAL,
-  profiled_ms REAL);
+  tensor_flop REAL, profiled_ms REAL);
 CREATE INDEX evaluations_key ON evaluations(kernel_id, device_id, psize_id, config_key);
 )sql";
 
@@ -118,6 +118,7 @@ ALTER TABLE evaluations ADD COLUMN sm_util REAL;
 ALTER TABLE evaluations ADD COLUMN tensor_util REAL;
 ALTER TABLE evaluations ADD COLUMN bank_conflicts REAL;
 ALTER TABLE evaluations ADD COLUMN flop REAL;
+ALTER TABLE evaluations ADD COLUMN tensor_flop REAL;
 ALTER TABLE evaluations ADD COLUMN profiled_ms REAL;
 )sql";
 

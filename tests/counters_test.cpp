@@ -29,10 +29,10 @@ TEST(Counters, StandardMetricsBecomeStoredFiguresAndOthersMetrics) {
   set("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 8388608);
   set("sm__warps_active.avg.pct_of_peak_sustained_active", 78.8);
   set("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", 3);
-  set("sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active", 61);
-  set("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 100);
-  set("sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 10);
-  set("sm__sass_thread_inst_executed_op_dfma_pred_on.sum", 1);
+  set("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", 61);
+  set("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 100);
+  set("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 10);
+  set("smsp__sass_thread_inst_executed_op_dfma_pred_on.sum", 1);
   names.push_back("smsp__inst_executed.sum");
   values.push_back(42);
   db::Evaluation e;
@@ -92,6 +92,21 @@ TEST(Roofline, AGemmIsComputeBoundAndMeasuredAgainstFmaThroughput) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->bound, "compute");
   EXPECT_NEAR(*r->of_roof, 0.5, 1e-12);
+}
+
+TEST(Roofline, ATensorCoreGemmIsPlacedByItsTensorPipesUtilisation) {
+  db::Evaluation e;
+  e.time_ms = 0.22;
+  e.dram_read_bytes = 2e8;
+  e.dram_write_bytes = 1.6e7;  // about 980 GB/s: a third of the copy roof
+  e.tensor_flop = 1.37e11;
+  e.flop = 1e6;
+  e.tensor_util = 0.69;
+  const auto r = db::roofline(e, h100_roofs());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->bound, "tensor");
+  EXPECT_NEAR(*r->of_roof, 0.69, 1e-12);
+  EXPECT_NEAR(*r->gflops, (1.37e11 + 1e6) / 0.22e6, 1e-3);
 }
 
 TEST(Roofline, NoCountersNoPositionAndNoRoofsNoBound) {

@@ -75,6 +75,7 @@ const std::vector<EvaluationField>& evaluation_fields() {
       {"tensor_util", &E::tensor_util, nullptr, K::Counter, "ktune_tensor_util", "tensor_util", ""},
       {"bank_conflicts", &E::bank_conflicts, nullptr, K::Counter, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "bank_conflicts", ""},
       {"flop", &E::flop, nullptr, K::Counter, "ktune_flop", "flop", ""},
+      {"tensor_flop", &E::tensor_flop, nullptr, K::Counter, "ktune_tensor_flop", "tensor_flop", ""},
       {"profiled_ms", &E::profiled_ms, nullptr, K::Counter, "ktune_profiled_time", "profiled_time", "ms"},
   };
   return fields;

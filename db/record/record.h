@@ -128,6 +128,7 @@ struct Evaluation {
   std::optional<double> tensor_util{};        // tensor pipes' active cycles / peak, 0..1
   std::optional<double> bank_conflicts{};     // shared-memory bank conflicts
   std::optional<double> flop{};               // FP16/32/64 CUDA-core operations (an FMA counts 2)
+  std::optional<double> tensor_flop{};        // tensor-core operations (hmma, hgmma paths)
   std::optional<double> profiled_ms{};        // the launch's time under the profiler
 
   // Where the tuner's time went, ms.

@@ -120,23 +120,33 @@ constexpr Standard kStandard[] = {
     {"sm__throughput.avg.pct_of_peak_sustained_elapsed", &db::Evaluation::sm_util, 0.01},
     {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", &db::Evaluation::bank_conflicts, 1},
 };
-// Tensor pipes: mma (Volta to Ada) and Hopper's warpgroup gmma; the busier one counts.
+// Tensor pipes: the mma pipe and the tensor pipe as a whole (which Hopper's
+// warpgroup MMAs use); the busier one counts.
 constexpr const char* kTensor[] = {
     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-    "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
 };
 // Floating-point operations on the CUDA cores, as Nsight Compute's roofline
-// counts them: a fused multiply-add is two.
+// counts them: a fused multiply-add is two. The smsp__ forms: on the H100 the
+// sm__ forms of these three, collected together, came out three times the
+// known FLOP count of an SGEMM (2 M N K), the smsp__ forms exactly at it.
 struct Flop {
   const char* metric;
   double weight;
 };
 constexpr Flop kFlop[] = {
-    {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2}, {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 1},
-    {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", 1}, {"sm__sass_thread_inst_executed_op_dfma_pred_on.sum", 2},
-    {"sm__sass_thread_inst_executed_op_dadd_pred_on.sum", 1}, {"sm__sass_thread_inst_executed_op_dmul_pred_on.sum", 1},
-    {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", 2}, {"sm__sass_thread_inst_executed_op_hadd_pred_on.sum", 1},
-    {"sm__sass_thread_inst_executed_op_hmul_pred_on.sum", 1},
+    {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 2}, {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 1},
+    {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 1}, {"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum", 2},
+    {"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum", 1}, {"smsp__sass_thread_inst_executed_op_dmul_pred_on.sum", 1},
+    {"smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", 2}, {"smsp__sass_thread_inst_executed_op_hadd_pred_on.sum", 1},
+    {"smsp__sass_thread_inst_executed_op_hmul_pred_on.sum", 1},
+};
+// Tensor-core operations by path (mma.sync's hmma, Hopper's warpgroup hgmma);
+// a chip without one of them drops it.
+constexpr Flop kTensorFlop[] = {
+    {"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum", 1}, {"sm__ops_path_tensor_op_hgmma_src_fp16.sum", 1},
+    {"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum", 1}, {"sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32.sum", 1},
+    {"sm__ops_path_tensor_op_hmma_src_fp16.sum", 1},           {"sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum", 1},
 };
 
 }  // namespace
@@ -147,6 +157,7 @@ const std::vector<std::string>& standard_metrics() {
     for (const Standard& s : kStandard) v.emplace_back(s.metric);
     for (const char* t : kTensor) v.emplace_back(t);
     for (const Flop& f : kFlop) v.emplace_back(f.metric);
+    for (const Flop& f : kTensorFlop) v.emplace_back(f.metric);
     return v;
   }();
   return names;
@@ -171,26 +182,42 @@ CounterProfiler::CounterProfiler(CUcontext context, int device_ordinal, std::vec
   host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   host.pChipName = chip.pChipName;
   host.pCounterAvailabilityImage = availability.data();
+  auto add = [&](std::vector<const char*> names) {
+    auto p = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+    p.pHostObject = static_cast<CUpti_Profiler_Host_Object*>(host_object_);
+    p.ppMetricNames = names.data();
+    p.numMetrics = names.size();
+    return c.cuptiProfilerHostConfigAddMetrics(&p) == CUPTI_SUCCESS;
+  };
   KTUNE_CUPTI_CHECK(c, cuptiProfilerHostInitialize, host);
   host_object_ = host.pHostObject;
-  // One at a time, so that a metric this chip lacks drops out alone.
+  // One at a time, so that a metric this chip lacks drops out alone. A
+  // refused one leaves the host object refusing every later metric, so it is
+  // made afresh with the metrics accepted so far.
   for (std::string& m : metrics) {
-    const char* name = m.c_str();
-    auto add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-    add.pHostObject = host.pHostObject;
-    add.ppMetricNames = &name;
-    add.numMetrics = 1;
-    if (c.cuptiProfilerHostConfigAddMetrics(&add) == CUPTI_SUCCESS) metrics_.push_back(std::move(m));
-    else refused_.push_back(std::move(m));
+    if (add({m.c_str()})) {
+      metrics_.push_back(std::move(m));
+      continue;
+    }
+    refused_.push_back(std::move(m));
+    auto done = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    done.pHostObject = static_cast<CUpti_Profiler_Host_Object*>(host_object_);
+    c.cuptiProfilerHostDeinitialize(&done);
+    host_object_ = nullptr;
+    KTUNE_CUPTI_CHECK(c, cuptiProfilerHostInitialize, host);
+    host_object_ = host.pHostObject;
+    std::vector<const char*> accepted;
+    for (const std::string& a : metrics_) accepted.push_back(a.c_str());
+    if (!accepted.empty() && !add(accepted)) throw Error::failed("CUPTI refused metrics it had accepted");
   }
   if (metrics_.empty()) throw Error::failed("CUPTI knows none of the metrics asked for on this GPU");
   for (const std::string& m : metrics_) names_.push_back(m.c_str());
   auto size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
-  size.pHostObject = host.pHostObject;
+  size.pHostObject = static_cast<CUpti_Profiler_Host_Object*>(host_object_);
   KTUNE_CUPTI_CHECK(c, cuptiProfilerHostGetConfigImageSize, size);
   config_image_.resize(size.configImageSize);
   auto image = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
-  image.pHostObject = host.pHostObject;
+  image.pHostObject = static_cast<CUpti_Profiler_Host_Object*>(host_object_);
   image.configImageSize = config_image_.size();
   image.pConfigImage = config_image_.data();
   KTUNE_CUPTI_CHECK(c, cuptiProfilerHostGetConfigImage, image);
@@ -303,6 +330,10 @@ void counters_to_evaluation(const std::vector<std::string>& metrics, const std::
   for (const Flop& f : kFlop)
     if (std::optional<double> v = take(f.metric)) flop = flop.value_or(0) + f.weight * *v;
   if (flop) e.flop = flop;
+  std::optional<double> tensor;
+  for (const Flop& f : kTensorFlop)
+    if (std::optional<double> v = take(f.metric)) tensor = tensor.value_or(0) + f.weight * *v;
+  if (tensor) e.tensor_flop = tensor;
   for (const auto& [name, value] : by_name) e.metrics[name] = value;
 }
 
