@@ -49,6 +49,17 @@ TEST(Counters, StandardMetricsBecomeStoredFiguresAndOthersMetrics) {
   EXPECT_EQ(e.metrics.size(), 1u);
 }
 
+TEST(Counters, InstructionCountsAreProfiledApartFromHardwareCounters) {
+  const auto sets = gpu::metric_sets(gpu::standard_metrics());
+  ASSERT_EQ(sets.size(), 10u);  // the hardware counters, then each FP32/64/16 add, mul and fma count alone
+  for (const auto& m : sets[0]) EXPECT_EQ(m.find("sass_"), std::string::npos) << m;
+  for (size_t i = 1; i < sets.size(); ++i) {
+    ASSERT_EQ(sets[i].size(), 1u);
+    EXPECT_NE(sets[i][0].find("sass_thread_inst_executed"), std::string::npos) << sets[i][0];
+  }
+  EXPECT_EQ(gpu::metric_sets({"dram__bytes_read.sum"}).size(), 1u);
+}
+
 TEST(Counters, NothingMeasuredLeavesTheFiguresUnset) {
   db::Evaluation e;
   gpu::counters_to_evaluation({}, {}, e);
@@ -186,7 +197,8 @@ TEST(Energy, ObjectiveEnergyRanksByJoulesAndMetricsUseEnergy) {
   unmeasured.time_ms = 0.5;
   EXPECT_EQ(*objective_of(s, fast), 0.3);
   EXPECT_FALSE(objective_of(s, unmeasured));  // no energy: no objective
-  const auto ranked = rank_results(s, {fast, frugal, unmeasured});
+  const std::vector<db::Evaluation> evals = {fast, frugal, unmeasured};  // rank_results points into it
+  const auto ranked = rank_results(s, evals);
   ASSERT_EQ(ranked.size(), 2u);
   EXPECT_EQ(*ranked[0]->energy_j, 0.2);
   const auto m = s.evaluate_metrics(fast.config, 1, 0.3);

@@ -103,7 +103,12 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
     go.warm_warmup_ms = go.idle_warmup_ms = *o.warmup_ms;
   }
   go.timeout_s = o.timeout_s;
-  go.racing = !o.no_racing;
+  // Racing stops by time, which says nothing of energy: not where energy ranks.
+  bool energy_ranks = spec.objective == "energy";
+  for (const Metric& m : spec.metrics)
+    if (m.name == spec.objective)
+      for (const std::string& n : m.expr.expression.names()) energy_ranks = energy_ranks || n == "energy_j";
+  go.racing = !o.no_racing && !energy_ranks;
   if (o.energy_ms) {
     go.energy_ms = *o.energy_ms;
   } else if (spec.needs_energy()) {

@@ -163,6 +163,15 @@ const std::vector<std::string>& standard_metrics() {
   return names;
 }
 
+std::vector<std::vector<std::string>> metric_sets(const std::vector<std::string>& metrics) {
+  std::vector<std::string> hardware, sass;
+  for (const std::string& m : metrics) (m.find("sass_") != std::string::npos ? sass : hardware).push_back(m);
+  std::vector<std::vector<std::string>> sets;
+  if (!hardware.empty()) sets.push_back(std::move(hardware));
+  for (std::string& m : sass) sets.push_back({std::move(m)});
+  return sets;
+}
+
 CounterProfiler::CounterProfiler(CUcontext context, int device_ordinal, std::vector<std::string> metrics)
     : context_(context) {
   const Cupti& c = cupti();

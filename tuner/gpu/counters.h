@@ -26,6 +26,14 @@ namespace ktune::gpu {
 // operations, the launch's time).
 const std::vector<std::string>& standard_metrics();
 
+// The metrics split into the sets profiled apart: the hardware counters in
+// one, each SASS instruction count (`…sass_thread_inst_executed…`, which
+// CUPTI gets by patching the kernel's code) in one of its own. Collected
+// together, on the H100 every instruction count of a configuration came out
+// the same (an SGEMM's FADD and DFMA counts equal to its FFMA count, 6x its
+// known FLOP), where Nsight Compute told them apart (docs/profiling.md).
+std::vector<std::vector<std::string>> metric_sets(const std::vector<std::string>& metrics);
+
 class CounterProfiler {
  public:
   // Loads CUPTI and prepares `metrics` for the current context's device.

@@ -65,8 +65,10 @@ class Session {
   std::vector<HostBuffer> expected_;
   bool upload_pending_ = false;
   std::unique_ptr<DeviceVerifier> verifier_;
-  // Made by the first profiled job, kept while jobs ask for the same metrics.
-  std::unique_ptr<CounterProfiler> counters_;
+  // Made by the first profiled job, one per metric set, kept while jobs ask
+  // for the same metrics.
+  std::vector<std::unique_ptr<CounterProfiler>> counters_;
+  std::vector<std::string> counters_wanted_;
   std::string counters_failed_;  // why counters cannot be had here: asked once per worker
 };
 
@@ -77,31 +79,44 @@ void Session::profile(const Job& job, CUfunction fn, ArgumentSet& args, Result& 
     return;
   }
   const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<std::vector<std::string>> sets = metric_sets(wanted);
   try {
-    if (!counters_ || (counters_->metrics().size() + counters_->refused().size() != wanted.size())) {
-      counters_.reset();
-      counters_ = std::make_unique<CounterProfiler>(context_->get(), device_.ordinal, wanted);
+    if (counters_wanted_ != wanted) {
+      counters_.clear();
+      for (const auto& set : sets)
+        counters_.push_back(std::make_unique<CounterProfiler>(context_->get(), device_.ordinal, set));
+      counters_wanted_ = wanted;
     }
   } catch (const Error& e) {
+    counters_.clear();
+    counters_wanted_.clear();
     counters_failed_ = e.message();
     r.counters_note = counters_failed_;
     return;
   }
   NvtxRange range("profile");
-  progress(static_cast<int>(counters_->passes()));
-  try {
-    r.counter_values = counters_->profile([&] { measurer_->run_once(fn, job.geometry, args.kernel_params()); });
-  } catch (const CudaError&) {
-    throw;  // the kernel's own failure: the job's status, as without the profiler
-  } catch (const Error& e) {
-    r.counters_note = e.message();
-    return;
+  std::vector<std::string> refused;
+  for (const auto& profiler : counters_) {
+    progress(static_cast<int>(profiler->passes()));
+    try {
+      const std::vector<double> values =
+          profiler->profile([&] { measurer_->run_once(fn, job.geometry, args.kernel_params()); });
+      r.counter_values.insert(r.counter_values.end(), values.begin(), values.end());
+      r.counter_metrics.insert(r.counter_metrics.end(), profiler->metrics().begin(), profiler->metrics().end());
+    } catch (const CudaError&) {
+      throw;  // the kernel's own failure: the job's status, as without the profiler
+    } catch (const Error& e) {
+      r.counters_note = e.message();
+      r.counter_values.clear();
+      r.counter_metrics.clear();
+      return;
+    }
+    refused.insert(refused.end(), profiler->refused().begin(), profiler->refused().end());
   }
-  r.counter_metrics = counters_->metrics();
   r.profile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (!counters_->refused().empty()) {
+  if (!refused.empty()) {
     r.counters_note = "metrics this GPU does not have:";
-    for (const std::string& m : counters_->refused()) r.counters_note.append(" ").append(m);
+    for (const std::string& m : refused) r.counters_note.append(" ").append(m);
   }
 }
 
