@@ -79,6 +79,8 @@ class ConfigEvaluator {
     (void)rounds;
     return {};
   }
+  // How many configurations it evaluates at once (GPUs, MPI ranks).
+  virtual unsigned workers() const { return 1; }
 };
 
 }  // namespace ktune

@@ -65,6 +65,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   start.device = evaluator.device();
   start.replay = evaluator.replay();
   start.source = evaluator.source();
+  start.workers = evaluator.workers();
   db::SeriesIds ids;
   ids.device_id = store.upsert_device(start.device);
   ids.kernel_id = store.upsert_kernel(kernel_info(spec));

@@ -59,6 +59,7 @@ struct RunStart {
   db::DeviceInfo device;
   bool replay = false;
   std::string source;                  // the evaluator's: a GPU or the replayed file
+  unsigned workers = 1;                // configurations evaluated at once (ConfigEvaluator::workers)
   std::optional<Prior> prior;
   size_t reusable = 0;                 // the store's results this run may reuse
   // A replay of a partial recording: recorded valid configurations of the space's valid ones.

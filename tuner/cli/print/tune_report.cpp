@@ -32,6 +32,7 @@ void TuneReport::started(const tune::RunStart& start) {
   device_ = start.device;
   replay_ = start.replay;
   source_ = start.source;
+  workers_ = start.workers;
   prior_ = start.prior;
   reusable_ = start.reusable;
   partial_ = start.partial;
@@ -41,6 +42,7 @@ void TuneReport::started(const tune::RunStart& start) {
         << " from " << source_ << "\n";
   else
     out << "ktune: tuning " << spec_->kernel.name << " on " << source_ << "\n";
+  if (workers_ > 1) out << "ktune: " << workers_ << " workers evaluate configurations side by side\n";
   if (prior_) out << "ktune: prior: " << prior_->describe() << " (the first configurations come from its best tenth; --no-prior: without)\n";
   if (reusable_)
     out << "ktune: " << reusable_ << " results of this kernel, device and problem size are in the database: one the "
@@ -69,7 +71,7 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   const auto& params = spec_->space().parameters();
   if (json) {
     cli::Json j = {{"run_id", run_id}, {"kernel", spec_->kernel.name}, {"device", device_.name},
-                   {"replay", replay_}, {"source", source_}, {"stop", stop_reason_name(result.stop)},
+                   {"replay", replay_}, {"source", source_}, {"workers", workers_}, {"stop", stop_reason_name(result.stop)},
                    {"evaluations", measured_}, {"resumed", resumed_}, {"reusable", reusable_},
                    {"missing_from_data", missing_ + result.not_recorded},
                    {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_},
