@@ -202,98 +202,122 @@ void MpiEvaluator::shut_down() noexcept {
   }
 }
 
-void MpiEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
-  const size_t n = configs.size(), ranks = static_cast<size_t>(world_->size());
-  std::vector<Slot> slots(ranks);
-  size_t next = 0;
-  bool stopping = false;
-  std::exception_ptr failure;
+// One evaluate() call: the batch's chunks out to the ranks, their results
+// in, until every rank is idle again (also after a stop or a failure, so that
+// nothing of this batch arrives during the next).
+class MpiEvaluator::Round {
+ public:
+  Round(MpiEvaluator& self, std::span<const std::vector<Value>> configs, const OnMeasured& on_measured)
+      : self_(self), configs_(configs), on_measured_(on_measured), slots_(static_cast<size_t>(self.world_->size())) {}
 
-  auto stop_all = [&] {
-    stopping = true;
-    for (size_t r = 0; r < ranks; ++r) {
-      if (!slots[r].busy) continue;
-      if (r == 0) thread_->stop();
-      else world_->send(static_cast<int>(r), Tag::Stop, wire::write(StopMsg{slots[r].chunk}));
+  void run() {
+    const size_t ranks = slots_.size();
+    Backoff backoff;
+    for (;;) {
+      // The other ranks first: the local thread answers at once when they are busy.
+      for (size_t k = 1; k <= ranks && !stopping_ && next_ < configs_.size(); ++k)
+        if (!slots_[k % ranks].busy) assign(k % ranks);
+      if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.busy; })) break;
+      bool any = false;
+      while (std::optional<LocalThread::Event> ev = self_.thread_->take()) {
+        any = true;
+        if (!ev->done) {
+          deliver(ev->index, std::move(ev->m));
+        } else {
+          slots_[0].busy = false;
+          if (ev->error) fail(ev->error);
+        }
+      }
+      while (std::optional<Message> msg = self_.world_->poll()) {
+        any = true;
+        handle(*msg);
+      }
+      if (any) backoff.reset();
+      else backoff.idle();
     }
-  };
-  auto fail = [&](std::exception_ptr e) {
-    if (!failure) failure = e;
-    if (!stopping) stop_all();
-  };
-  auto deliver = [&](size_t index, Measured m) {
-    if (stopping) return;  // a late result of a stopped batch: dropped, as a cancelled compile is
-    m.eval.config = configs[index];
-    try {
-      if (!on_measured(index, m)) stop_all();
-    } catch (...) {
-      fail(std::current_exception());
-    }
-  };
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
+ private:
   // Guided self-scheduling: half of what is left, over the workers.
-  auto assign = [&](size_t r) {
-    const size_t take = std::max<size_t>(1, (n - next + 2 * ranks - 1) / (2 * ranks));
-    const size_t end = std::min(n, next + take);
-    slots[r] = {true, next_chunk_++};
+  void assign(size_t r) {
+    const size_t n = configs_.size(), ranks = slots_.size();
+    const size_t end = std::min(n, next_ + std::max<size_t>(1, (n - next_ + 2 * ranks - 1) / (2 * ranks)));
+    slots_[r] = {true, self_.next_chunk_++};
     if (r == 0) {
       std::vector<size_t> idx;
       std::vector<std::vector<Value>> vals;
-      for (size_t i = next; i < end; ++i) {
+      for (size_t i = next_; i < end; ++i) {
         idx.push_back(i);
-        vals.push_back(configs[i]);
+        vals.push_back(configs_[i]);
       }
-      thread_->start(std::move(idx), std::move(vals));
+      self_.thread_->start(std::move(idx), std::move(vals));
     } else {
-      ChunkMsg c{slots[r].chunk, {}};
-      for (size_t i = next; i < end; ++i) {
-        std::optional<Config> cfg = spec_->space().config_of(configs[i]);
+      ChunkMsg c{slots_[r].chunk, {}};
+      for (size_t i = next_; i < end; ++i) {
+        std::optional<Config> cfg = self_.spec_->space().config_of(configs_[i]);
         if (!cfg) throw Error::failed("MPI: a configuration outside the spec's space cannot be sent");
         c.items.emplace_back(i, std::move(*cfg));
       }
-      world_->send(static_cast<int>(r), Tag::Chunk, wire::write(c));
+      self_.world_->send(static_cast<int>(r), Tag::Chunk, wire::write(c));
     }
-    next = end;
-  };
-  auto handle = [&](const Message& msg) {
+    next_ = end;
+  }
+
+  void stop_all() {
+    stopping_ = true;
+    for (size_t r = 0; r < slots_.size(); ++r) {
+      if (!slots_[r].busy) continue;
+      if (r == 0) self_.thread_->stop();
+      else self_.world_->send(static_cast<int>(r), Tag::Stop, wire::write(StopMsg{slots_[r].chunk}));
+    }
+  }
+
+  void fail(std::exception_ptr e) {
+    if (!failure_) failure_ = e;
+    if (!stopping_) stop_all();
+  }
+
+  void deliver(size_t index, Measured m) {
+    if (stopping_) return;  // a late result of a stopped batch: dropped, as a cancelled compile is
+    m.eval.config = configs_[index];
+    try {
+      if (!on_measured_(index, m)) stop_all();
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  }
+
+  void handle(const Message& msg) {
     const size_t r = static_cast<size_t>(msg.source);
-    const std::string who = "rank " + std::to_string(r) + " (" + hosts_[r] + ")";
+    Slot& slot = slots_[r];
     if (msg.tag == Tag::Result) {
       ResultMsg res = wire::read<ResultMsg>(msg.payload);
-      if (res.chunk == slots[r].chunk && slots[r].busy && res.index < n) deliver(res.index, std::move(res.m));
-    } else if (msg.tag == Tag::Done) {
-      const DoneMsg d = wire::read<DoneMsg>(msg.payload);
-      if (d.chunk != slots[r].chunk) return;
-      slots[r].busy = false;
-      if (!d.ok) fail(std::make_exception_ptr(Error(kind_of(d.error_kind), who + ": " + d.error)));
-    } else {
+      if (slot.busy && res.chunk == slot.chunk && res.index < configs_.size()) deliver(res.index, std::move(res.m));
+      return;
+    }
+    const std::string who = "rank " + std::to_string(r) + " (" + self_.hosts_[r] + ")";
+    if (msg.tag != Tag::Done) {
       fail(std::make_exception_ptr(Error::failed("MPI: unexpected message from " + who)));
+      return;
     }
-  };
-
-  Backoff backoff;
-  for (;;) {
-    // The other ranks first: the local thread answers at once when they are busy.
-    for (size_t k = 1; k <= ranks && !stopping && next < n; ++k)
-      if (!slots[k % ranks].busy) assign(k % ranks);
-    if (std::none_of(slots.begin(), slots.end(), [](const Slot& s) { return s.busy; })) break;
-    bool any = false;
-    while (std::optional<LocalThread::Event> ev = thread_->take()) {
-      any = true;
-      if (!ev->done) {
-        deliver(ev->index, std::move(ev->m));
-        continue;
-      }
-      slots[0].busy = false;
-      if (ev->error) fail(ev->error);
-    }
-    while (std::optional<Message> msg = world_->poll()) {
-      any = true;
-      handle(*msg);
-    }
-    if (any) backoff.reset();
-    else backoff.idle();
+    const DoneMsg d = wire::read<DoneMsg>(msg.payload);
+    if (d.chunk != slot.chunk) return;
+    slot.busy = false;
+    if (!d.ok) fail(std::make_exception_ptr(Error(kind_of(d.error_kind), who + ": " + d.error)));
   }
-  if (failure) std::rethrow_exception(failure);
+
+  MpiEvaluator& self_;
+  std::span<const std::vector<Value>> configs_;
+  const OnMeasured& on_measured_;
+  std::vector<Slot> slots_;  // per rank; 0 is the local thread
+  size_t next_ = 0;          // the first configuration not handed out
+  bool stopping_ = false;
+  std::exception_ptr failure_;
+};
+
+void MpiEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
+  Round(*this, configs, on_measured).run();
 }
 
 namespace {

@@ -55,6 +55,7 @@ class MpiEvaluator : public ConfigEvaluator {
  private:
   class LocalThread;
   struct Slot;
+  class Round;
   void shut_down() noexcept;
 
   World* world_;
