@@ -51,7 +51,7 @@ const std::string kRoot = fs::path(KTUNE_TESTS_DIR).parent_path().string();
 const std::string kSpec = kRoot + "/templates/triad/triad.yaml";
 const std::string kData = kRoot + "/examples/data/triad_h100.json";
 
-std::set<std::string> stored_keys(const std::string& db, size_t& rows) {
+[[maybe_unused]] std::set<std::string> stored_keys(const std::string& db, size_t& rows) {
   ktune::db::StoreOptions ro;
   ro.read_only = true;
   ktune::db::Store s(db, ro);

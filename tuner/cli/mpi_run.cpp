@@ -72,8 +72,8 @@ MpiRun::MpiRun(bool requested) {
   const int ranks = launched_ranks();
   if (requested || ranks > 1 || ranks < 0)
     throw Error::bad_input(std::string(requested ? "--mpi: " : "started as one rank of an MPI job: ") +
-                           "this ktune was built without MPI (CMake found none: install libopenmpi-dev, "
-                           "scripts/setup.sh does, and build again); run it as one process");
+                           "this ktune was built without MPI (install libopenmpi-dev, as scripts/setup.sh does, "
+                           "and build again with -DKTUNE_MPI=ON, the default); run it as one process");
 }
 
 MpiRun::~MpiRun() = default;
