@@ -29,11 +29,13 @@ struct ResultSet {
   size_t dropped = 0;        // partial records cut off by an interruption
 };
 
-// Kernel Tuner's observer fields are the Resource and Device entries of
-// evaluation_fields() (num_regs -> registers, core_freq -> sm_clock_mhz,
-// temperature, nvml_power -> power_w, shared_bytes, local_bytes, occupancy).
+// Kernel Tuner's observer fields are the Resource, Device and Counter entries
+// of evaluation_fields() (num_regs -> registers, core_freq -> sm_clock_mhz,
+// temperature, nvml_power -> power_w, nvml_energy -> energy_j, shared_bytes,
+// local_bytes, occupancy, and Nsight Compute's metric names for counters).
 inline bool is_observer(const EvaluationField& f) {
-  return f.kind == EvaluationField::Kind::Resource || f.kind == EvaluationField::Kind::Device;
+  return f.kind == EvaluationField::Kind::Resource || f.kind == EvaluationField::Kind::Device ||
+         f.kind == EvaluationField::Kind::Counter;
 }
 // Stores a named numeric field in its ktune member when it has one; returns
 // false otherwise, leaving the caller to treat it as a user metric.

@@ -16,7 +16,8 @@ CREATE TABLE devices(
   name TEXT NOT NULL UNIQUE,
   cc_major INTEGER, cc_minor INTEGER, sm_count INTEGER, memory_bytes INTEGER,
   sm_clock_mhz INTEGER, memory_clock_mhz INTEGER,
-  driver_version TEXT, cuda_version TEXT, nvrtc_version TEXT, uuid TEXT);
+  driver_version TEXT, cuda_version TEXT, nvrtc_version TEXT, uuid TEXT,
+  copy_gbs REAL, fp32_gflops REAL);
 CREATE TABLE kernels(
   id INTEGER PRIMARY KEY,
   name TEXT NOT NULL,
@@ -49,7 +50,12 @@ CREATE TABLE evaluations(
   registers INTEGER, shared_bytes INTEGER, local_bytes INTEGER, occupancy REAL,
   compile_ms REAL, verify_ms REAL, benchmark_ms REAL, strategy_ms REAL, framework_ms REAL,
   timestamp TEXT,
-  sm_clock_mhz REAL, temperature_c REAL, power_w REAL, load_ms REAL, stopped_early INTEGER);
+  sm_clock_mhz REAL, temperature_c REAL, power_w REAL, load_ms REAL, stopped_early INTEGER,
+  energy_j REAL, throttled_samples INTEGER,
+  dram_read_bytes REAL, dram_write_bytes REAL, dram_util REAL, l2_hit_rate REAL,
+  load_requests REAL, load_sectors REAL, store_requests REAL, store_sectors REAL,
+  achieved_occupancy REAL, sm_util REAL, tensor_util REAL, bank_conflicts REAL, flop REAL,
+  profiled_ms REAL);
 CREATE INDEX evaluations_key ON evaluations(kernel_id, device_id, psize_id, config_key);
 )sql";
 
@@ -91,6 +97,28 @@ ALTER TABLE evaluations ADD COLUMN load_ms REAL;
 // 3 -> 4: the racing mark (sampling stopped early).
 const char* kMigrate3To4 = R"sql(
 ALTER TABLE evaluations ADD COLUMN stopped_early INTEGER;
+)sql";
+
+// 4 -> 5: energy, throttling, hardware counters, and the devices' measured limits.
+const char* kMigrate4To5 = R"sql(
+ALTER TABLE devices ADD COLUMN copy_gbs REAL;
+ALTER TABLE devices ADD COLUMN fp32_gflops REAL;
+ALTER TABLE evaluations ADD COLUMN energy_j REAL;
+ALTER TABLE evaluations ADD COLUMN throttled_samples INTEGER;
+ALTER TABLE evaluations ADD COLUMN dram_read_bytes REAL;
+ALTER TABLE evaluations ADD COLUMN dram_write_bytes REAL;
+ALTER TABLE evaluations ADD COLUMN dram_util REAL;
+ALTER TABLE evaluations ADD COLUMN l2_hit_rate REAL;
+ALTER TABLE evaluations ADD COLUMN load_requests REAL;
+ALTER TABLE evaluations ADD COLUMN load_sectors REAL;
+ALTER TABLE evaluations ADD COLUMN store_requests REAL;
+ALTER TABLE evaluations ADD COLUMN store_sectors REAL;
+ALTER TABLE evaluations ADD COLUMN achieved_occupancy REAL;
+ALTER TABLE evaluations ADD COLUMN sm_util REAL;
+ALTER TABLE evaluations ADD COLUMN tensor_util REAL;
+ALTER TABLE evaluations ADD COLUMN bank_conflicts REAL;
+ALTER TABLE evaluations ADD COLUMN flop REAL;
+ALTER TABLE evaluations ADD COLUMN profiled_ms REAL;
 )sql";
 
 int pragma_int(sqlite3* db, const std::string& path, const char* sql) {
@@ -168,7 +196,11 @@ void create_or_migrate(sqlite3* db, const std::string& path) {
     exec(db, path, kMigrate3To4);
     set_version(db, path, 4);
   });
-  // Future steps go here: step_if_version(db, path, 4, ...) and so on.
+  step_if_version(db, path, 4, [&] {
+    exec(db, path, kMigrate4To5);
+    set_version(db, path, 5);
+  });
+  // Future steps go here: step_if_version(db, path, 5, ...) and so on.
 }
 
 }  // namespace ktune::db::detail

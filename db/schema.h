@@ -13,7 +13,7 @@
 
 namespace ktune::db::detail {
 
-constexpr int kSchemaVersion = 4;
+constexpr int kSchemaVersion = 5;
 constexpr int kApplicationId = 0x6B74756E;  // "ktun"
 
 // What a read-only look at an open connection found. Throws Error::bad_input

@@ -168,9 +168,9 @@ int64_t Store::upsert_device(const DeviceInfo& d) {
   if (d.name.empty()) throw Error::bad_input("a device needs a name");
   Query q = query(
       "INSERT INTO devices(name, cc_major, cc_minor, sm_count, memory_bytes, sm_clock_mhz, memory_clock_mhz,"
-      " driver_version, cuda_version, nvrtc_version, uuid)"
+      " driver_version, cuda_version, nvrtc_version, uuid, copy_gbs, fp32_gflops)"
       " VALUES (?1, nullif(?2,0), nullif(?3,0), nullif(?4,0), nullif(?5,0), nullif(?6,0), nullif(?7,0),"
-      " nullif(?8,''), nullif(?9,''), nullif(?10,''), nullif(?11,''))"
+      " nullif(?8,''), nullif(?9,''), nullif(?10,''), nullif(?11,''), nullif(?12,0), nullif(?13,0))"
       " ON CONFLICT(name) DO UPDATE SET"
       " cc_major = coalesce(excluded.cc_major, cc_major), cc_minor = coalesce(excluded.cc_minor, cc_minor),"
       " sm_count = coalesce(excluded.sm_count, sm_count), memory_bytes = coalesce(excluded.memory_bytes, memory_bytes),"
@@ -178,11 +178,12 @@ int64_t Store::upsert_device(const DeviceInfo& d) {
       " memory_clock_mhz = coalesce(excluded.memory_clock_mhz, memory_clock_mhz),"
       " driver_version = coalesce(excluded.driver_version, driver_version),"
       " cuda_version = coalesce(excluded.cuda_version, cuda_version),"
-      " nvrtc_version = coalesce(excluded.nvrtc_version, nvrtc_version), uuid = coalesce(excluded.uuid, uuid)"
+      " nvrtc_version = coalesce(excluded.nvrtc_version, nvrtc_version), uuid = coalesce(excluded.uuid, uuid),"
+      " copy_gbs = coalesce(excluded.copy_gbs, copy_gbs), fp32_gflops = coalesce(excluded.fp32_gflops, fp32_gflops)"
       " RETURNING id");
   q.bind(1, d.name).bind(2, d.cc_major).bind(3, d.cc_minor).bind(4, d.sm_count).bind(5, d.memory_bytes);
   q.bind(6, d.sm_clock_mhz).bind(7, d.memory_clock_mhz).bind(8, d.driver_version).bind(9, d.cuda_version);
-  q.bind(10, d.nvrtc_version).bind(11, d.uuid);
+  q.bind(10, d.nvrtc_version).bind(11, d.uuid).bind(12, d.copy_gbs).bind(13, d.fp32_gflops);
   q.step();
   int64_t id = q.int64(0);
   q.run();
@@ -294,6 +295,31 @@ int64_t Store::add_evaluation(std::optional<int64_t> run_id, const SeriesIds& w,
   }
   q.run();  // not RETURNING: SQLite buffers RETURNING rows in a temporary table
   return sqlite3_last_insert_rowid(db_);
+}
+
+void Store::add_figures(int64_t evaluation_id, const Evaluation& e, EvaluationField::Kind kind) {
+  std::map<std::string, double> metrics;
+  {
+    Query q = query("SELECT metrics FROM evaluations WHERE id = ?1");
+    if (!q.bind(1, evaluation_id).step())
+      throw Error::bad_input(path_ + ": no evaluation with id " + std::to_string(evaluation_id));
+    if (!q.is_null(0)) metrics = detail::metrics_from_json(q.text(0));
+  }
+  for (const auto& [name, value] : e.metrics) metrics[name] = value;
+  std::string sql = "UPDATE evaluations SET metrics = ?1";
+  std::vector<double> values;
+  for (const EvaluationField& f : evaluation_fields()) {
+    if (f.kind != kind) continue;
+    if (std::optional<double> v = f.get(e)) {
+      values.push_back(*v);
+      sql.append(", ").append(f.column).append(" = ?").append(std::to_string(values.size() + 2));
+    }
+  }
+  Query q = query(sql + " WHERE id = ?2");
+  if (metrics.empty()) q.bind_null(1); else q.bind(1, detail::metrics_to_json(metrics));
+  q.bind(2, evaluation_id);
+  for (size_t i = 0; i < values.size(); ++i) q.bind(static_cast<int>(i) + 3, values[i]);
+  q.run();
 }
 
 Store::Transaction::Transaction(Store& s) : s_(&s) {

@@ -131,6 +131,12 @@ class Store {
   // Returns the evaluation's id.
   int64_t add_evaluation(std::optional<int64_t> run_id, const SeriesIds& where, const Evaluation& e);
 
+  // Adds to a stored evaluation what was measured of it later: its `kind`
+  // fields that `e` sets (hardware counters, for `ktune profile`) and its
+  // metrics, which are merged into the stored ones. Bad input when no
+  // evaluation has that id.
+  void add_figures(int64_t evaluation_id, const Evaluation& e, EvaluationField::Kind kind);
+
   // The latest evaluation of one configuration, for resume and dedup.
   std::optional<Evaluation> find(const SeriesIds& where, const std::string& config_key);
   // Everything measured so far in one series, latest per key, from runs of

@@ -257,7 +257,8 @@ std::vector<KernelRow> Store::kernels() {
 std::vector<DeviceRow> Store::devices() {
   Query q = query(
       "SELECT d.id, d.name, d.cc_major, d.cc_minor, d.sm_count, d.memory_bytes, d.sm_clock_mhz,"
-      " d.memory_clock_mhz, d.driver_version, d.cuda_version, d.nvrtc_version, d.uuid, coalesce(c.n, 0)"
+      " d.memory_clock_mhz, d.driver_version, d.cuda_version, d.nvrtc_version, d.uuid, coalesce(c.n, 0),"
+      " coalesce(d.copy_gbs, 0), coalesce(d.fp32_gflops, 0)"
       " FROM devices d LEFT JOIN (SELECT device_id, count(*) AS n FROM evaluations GROUP BY device_id) c"
       " ON c.device_id = d.id ORDER BY d.name");
   std::vector<DeviceRow> out;
@@ -277,6 +278,8 @@ std::vector<DeviceRow> Store::devices() {
     d.nvrtc_version = q.text(10);
     d.uuid = q.text(11);
     r.evaluations = q.int64(12);
+    d.copy_gbs = q.real(13);
+    d.fp32_gflops = q.real(14);
     out.push_back(std::move(r));
   }
   return out;

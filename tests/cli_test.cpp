@@ -597,3 +597,42 @@ TEST_F(Cli, CompileAllStreamsEveryConfigurationInOrder) {
 }
 
 }  // namespace
+
+namespace {
+
+// A replay with simulated GPUs (`--workers N`) says so, reports the wall time
+// the recorded times imply for them, and finds what one worker finds;
+// `--workers` and `--gpus` each belong to one kind of run.
+TEST_F(Cli, SimulatedWorkersPredictTheWallTimeAndWorkerOptionsAreChecked) {
+  const std::string base = "tune " + kVecSpec + " --simulate " + kVecData + " --strategy brute_force --max-fevals 0 --json";
+  Ran one = ktune(base + " --db " + db_);
+  Ran three = ktune(base + " --workers 3 --db " + (dir_ / "three.db").string());
+  ASSERT_EQ(one.status, 0) << one.out;
+  ASSERT_EQ(three.status, 0) << three.out;
+  const auto j1 = nlohmann::json::parse(one.out), j3 = nlohmann::json::parse(three.out);
+  EXPECT_EQ(j1["workers"], 1);
+  EXPECT_FALSE(j1.contains("predicted_wall_s"));
+  EXPECT_EQ(j3["workers"], 3);
+  EXPECT_TRUE(j3["replay"].get<bool>());
+  EXPECT_EQ(j3["evaluations"], j1["evaluations"]);
+  EXPECT_EQ(j3["best"][0]["config"], j1["best"][0]["config"]);
+  const double total = j1["elapsed_s"].get<double>();
+  EXPECT_NEAR(j3["parallel"]["busy_s"].get<double>(), total, 1e-6 * total);
+  EXPECT_GE(j3["parallel"]["evaluation_wall_s"].get<double>(), total / 3 * (1 - 1e-9));
+  EXPECT_LT(j3["parallel"]["evaluation_wall_s"].get<double>(), total / 2);
+  EXPECT_GE(j3["predicted_wall_s"].get<double>(), j3["parallel"]["evaluation_wall_s"].get<double>());
+  Ran text = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 20 --workers 2 --db " +
+                   (dir_ / "text.db").string(), true);
+  EXPECT_NE(text.out.find("2 SIMULATED workers"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("predicted for 2 GPUs (simulated)"), std::string::npos) << text.out;
+
+  for (const std::string& bad : {std::string("--workers 3"), std::string("--gpus 0,x"), std::string("--gpus ''"),
+                                 std::string("--simulate ") + kVecData + " --gpus 0,1",
+                                 std::string("--simulate ") + kVecData + " --workers 0",
+                                 std::string("--gpu 1 --gpus 0,1")}) {
+    Ran r = ktune("tune " + kVecSpec + " " + bad + " --db " + (dir_ / "bad.db").string(), true);
+    EXPECT_EQ(r.status, 2) << bad << "\n" << r.out;
+  }
+}
+
+}  // namespace

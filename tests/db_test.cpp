@@ -114,7 +114,7 @@ int in_child(F body) {
 TEST(Store, CreatesSchema) {
   TempDir dir;
   Store s(dir.file("k.db"));
-  EXPECT_EQ(s.schema_version(), 4);
+  EXPECT_EQ(s.schema_version(), 5);
   EXPECT_EQ(s.integrity_check(), "ok");
   EXPECT_EQ(count_rows(dir.file("k.db"), "meta"), 2);  // schema_version, created_at
   for (const char* t : {"devices", "kernels", "problem_sizes", "runs", "evaluations", "series", "best"})
@@ -316,7 +316,7 @@ TEST(Store, MigratesVersion1) {
   )sql");
 
   Store s(path);
-  EXPECT_EQ(s.schema_version(), 4);  // 1 -> 2 -> 3 -> 4
+  EXPECT_EQ(s.schema_version(), 5);  // 1 -> 2 -> 3 -> 4 -> 5
   EXPECT_EQ(s.integrity_check(), "ok");
   auto best = s.best({});
   ASSERT_EQ(best.size(), 1u);
@@ -330,8 +330,12 @@ TEST(Store, MigratesVersion1) {
   e.temperature_c = 70.0;
   e.load_ms = 0.25;
   e.stopped_early = 1;
+  e.energy_j = 0.002;
+  e.store_sectors = 64;
   s.add_evaluation(1, {1, 1, 1}, e);
   EXPECT_EQ(s.best({})[0].config_key, "64");
+  EXPECT_EQ(*s.find({1, 1, 1}, "64")->energy_j, 0.002);
+  EXPECT_EQ(*s.find({1, 1, 1}, "64")->store_sectors, 64);
   EXPECT_EQ(*s.find({1, 1, 1}, "64")->power_w, 250.0);
   EXPECT_EQ(*s.find({1, 1, 1}, "64")->load_ms, 0.25);
   EXPECT_EQ(*s.find({1, 1, 1}, "64")->stopped_early, 1);
@@ -341,7 +345,7 @@ TEST(Store, MigratesVersion1) {
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "4");
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "5");
   sqlite3_finalize(st);
   sqlite3_close(db);
 }

@@ -58,6 +58,24 @@ const std::vector<EvaluationField>& evaluation_fields() {
       {"temperature_c", &E::temperature_c, nullptr, K::Device, "temperature", "temperature", "C", false},
       {"power_w", &E::power_w, nullptr, K::Device, "nvml_power", "nvml_power", "W", false},
       {"stopped_early", nullptr, &E::stopped_early, K::Sampling, "ktune_stopped_early"},
+      {"energy_j", &E::energy_j, nullptr, K::Device, "nvml_energy", "energy", "J"},
+      {"throttled_samples", nullptr, &E::throttled_samples, K::Sampling, "ktune_throttled_samples", "", "", false},
+      // Counters under Nsight Compute's metric names, as Kernel Tuner's
+      // NCUObserver stores them; the fractions are ncu's percentages / 100.
+      {"dram_read_bytes", &E::dram_read_bytes, nullptr, K::Counter, "dram__bytes_read.sum", "dram__bytes_read.sum", "B"},
+      {"dram_write_bytes", &E::dram_write_bytes, nullptr, K::Counter, "dram__bytes_write.sum", "dram__bytes_write.sum", "B"},
+      {"dram_util", &E::dram_util, nullptr, K::Counter, "ktune_dram_util", "dram_util", ""},
+      {"l2_hit_rate", &E::l2_hit_rate, nullptr, K::Counter, "ktune_l2_hit_rate", "l2_hit_rate", ""},
+      {"load_requests", &E::load_requests, nullptr, K::Counter, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "load_requests", ""},
+      {"load_sectors", &E::load_sectors, nullptr, K::Counter, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "load_sectors", ""},
+      {"store_requests", &E::store_requests, nullptr, K::Counter, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "store_requests", ""},
+      {"store_sectors", &E::store_sectors, nullptr, K::Counter, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "store_sectors", ""},
+      {"achieved_occupancy", &E::achieved_occupancy, nullptr, K::Counter, "ktune_achieved_occupancy", "achieved_occupancy", ""},
+      {"sm_util", &E::sm_util, nullptr, K::Counter, "ktune_sm_util", "sm_util", ""},
+      {"tensor_util", &E::tensor_util, nullptr, K::Counter, "ktune_tensor_util", "tensor_util", ""},
+      {"bank_conflicts", &E::bank_conflicts, nullptr, K::Counter, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "bank_conflicts", ""},
+      {"flop", &E::flop, nullptr, K::Counter, "ktune_flop", "flop", ""},
+      {"profiled_ms", &E::profiled_ms, nullptr, K::Counter, "ktune_profiled_time", "profiled_time", "ms"},
   };
   return fields;
 }

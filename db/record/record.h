@@ -39,6 +39,11 @@ struct DeviceInfo {
   std::string cuda_version{};
   std::string nvrtc_version{};
   std::string uuid{};
+  // The device's measured limits, the roofline's roof (0: not measured):
+  // device-to-device copy bandwidth counting bytes read and written, and an
+  // FP32 FMA kernel's throughput (`ktune devices --limits`).
+  double copy_gbs = 0;
+  double fp32_gflops = 0;
   friend bool operator==(const DeviceInfo&, const DeviceInfo&) = default;
 };
 
@@ -103,6 +108,27 @@ struct Evaluation {
   std::optional<double> sm_clock_mhz{};
   std::optional<double> temperature_c{};
   std::optional<double> power_w{};
+  // Energy of one launch, J: NVML's energy counter over a window of
+  // back-to-back launches (tune --energy), divided by the launches in it.
+  std::optional<double> energy_j{};
+  std::optional<int64_t> throttled_samples{};  // samples taken while NVML reported throttling
+
+  // Hardware counters of one launch (CUPTI's range profiler, `ktune profile`,
+  // `tune --profile-top`): what the kernel moved and how busy it kept the GPU.
+  std::optional<double> dram_read_bytes{};
+  std::optional<double> dram_write_bytes{};
+  std::optional<double> dram_util{};          // DRAM throughput / the device's peak, 0..1
+  std::optional<double> l2_hit_rate{};        // 0..1
+  std::optional<double> load_requests{};      // global load instructions (warp requests)
+  std::optional<double> load_sectors{};       // 32-byte sectors they touched
+  std::optional<double> store_requests{};
+  std::optional<double> store_sectors{};
+  std::optional<double> achieved_occupancy{}; // active warps / the SM's maximum, 0..1
+  std::optional<double> sm_util{};            // the busiest SM unit's throughput / its peak, 0..1
+  std::optional<double> tensor_util{};        // tensor pipes' active cycles / peak, 0..1
+  std::optional<double> bank_conflicts{};     // shared-memory bank conflicts
+  std::optional<double> flop{};               // FP16/32/64 CUDA-core operations (an FMA counts 2)
+  std::optional<double> profiled_ms{};        // the launch's time under the profiler
 
   // Where the tuner's time went, ms.
   std::optional<double> compile_ms{};
@@ -135,6 +161,7 @@ struct EvaluationField {
     Search,    // milliseconds the strategy spent on it
     Device,    // the device's state while it was measured
     Sampling,  // how the time was sampled
+    Counter,   // hardware counters of one launch
   };
   const char* column;                                    // the store's column, its `results --json` key
   std::optional<double> Evaluation::*real = nullptr;     // the member: one of these two

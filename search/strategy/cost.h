@@ -150,6 +150,8 @@ class CompileLedger {
  public:
   void asked(const Config& c, double compile_s);
   double measured(const Config& c, double cost_s, double compile_s);
+  // Feature compiles asked for since the last measurement: what measured() adds next.
+  double pending_s() const { return pending_s_; }
 
  private:
   std::set<Config> compiled_;

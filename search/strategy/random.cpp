@@ -38,7 +38,7 @@ class RandomSample final : public StrategyBase {
 StrategyDef random_sample_def() {
   return {"random_sample", "uniform random valid configurations, without replacement", {},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<RandomSample>(ctx); },
-          64};
+          64, true};
 }
 
 }  // namespace ktune::strategy_detail

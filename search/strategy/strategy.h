@@ -91,6 +91,11 @@ struct StrategyInfo {
   // from each result want small ones; those that do not (exhaustive, random)
   // large ones, so compiles keep ahead of the GPU.
   size_t preferred_batch = 8;
+  // preferred_batch is per worker: on several GPUs (or simulated ones) the
+  // batch grows with them, so that each GPU has as many compiled ahead as
+  // one alone. For strategies that learn nothing between batches
+  // (brute_force, random_sample), whose path is then the same.
+  bool batch_per_worker = false;
 };
 
 // The catalogue entry of a strategy; Error::bad_input for an unknown name.

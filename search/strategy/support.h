@@ -46,6 +46,7 @@ struct StrategyDef {
   std::vector<OptionSpec> options;
   std::unique_ptr<Strategy> (*make)(const StrategyContext& ctx) = nullptr;
   size_t preferred_batch = 8;  // StrategyInfo::preferred_batch
+  bool batch_per_worker = false;  // StrategyInfo::batch_per_worker
 };
 
 // One per strategy file, in catalog order (see search/registry.cpp).

@@ -18,6 +18,9 @@ class App;
 namespace ktune::db {
 class Store;
 }
+namespace ktune {
+class GpuEvaluator;
+}
 
 namespace ktune::cli {
 
@@ -72,6 +75,11 @@ double duration_option(const std::string& option, const std::string& text);
 ResolvedStrategy strategy_option(const std::string& item,
                                  std::map<std::string, Value, std::less<>> options = {});
 
+// The evaluator's device with its measured roofs (`ktune profile`, `tune
+// --profile-top`): as stored in `store`, else measured and stored; `again`
+// measures anyway.
+db::DeviceInfo profile_device_limits(GpuEvaluator& evaluator, db::Store& store, bool again);
+
 void add_space_command(CLI::App& app, CommandResult& result);
 void add_compile_command(CLI::App& app, CommandResult& result);
 void add_tune_command(CLI::App& app, CommandResult& result);
@@ -79,6 +87,7 @@ void add_query_commands(CLI::App& app, CommandResult& result);   // best, result
 void add_interop_commands(CLI::App& app, CommandResult& result); // import, export
 void add_merge_command(CLI::App& app, CommandResult& result);    // merge: databases into one
 void add_devices_command(CLI::App& app, CommandResult& result);
+void add_profile_command(CLI::App& app, CommandResult& result);
 void add_strategies_command(CLI::App& app, CommandResult& result);
 void add_compare_command(CLI::App& app, CommandResult& result);  // compare: portability across devices
 void add_report_command(CLI::App& app, CommandResult& result);   // report: an HTML page of the results

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   ktune::cli::add_interop_commands(app, result);
   ktune::cli::add_merge_command(app, result);
   ktune::cli::add_devices_command(app, result);
+  ktune::cli::add_profile_command(app, result);
   ktune::cli::add_strategies_command(app, result);
   ktune::cli::add_compare_command(app, result);
   ktune::cli::add_report_command(app, result);

@@ -27,7 +27,8 @@ int launched_ranks() {
 
 struct MpiRun::Job {
   mpi::World world;
-  bool handed_over = false;  // an MpiEvaluator took charge of the other ranks
+  bool handed_over = false;  // rank 0: an MpiEvaluator took charge of the other ranks
+  bool served = false;       // ranks > 0: served until told to shut down
 };
 
 MpiRun::MpiRun(bool requested) {
@@ -37,24 +38,20 @@ MpiRun::MpiRun(bool requested) {
 }
 
 MpiRun::~MpiRun() {
-  if (!job_ || job_->world.rank() != 0 || job_->handed_over) return;
-  // Rank 0 stopped before the run (bad input, a database it cannot open):
-  // the others said they were ready and wait for work.
-  for (int r = 1; r < job_->world.size(); ++r) {
-    try {
-      job_->world.wait();
-      job_->world.send(r, mpi::Tag::Shutdown, {});
-    } catch (const Error&) {
-      // The launcher ends ranks that cannot be told.
-    }
-  }
+  if (!job_) return;
+  // A rank that stopped before its part (bad input, a database it cannot
+  // open) leaves without MPI_Finalize, which would wait for ranks that wait
+  // for it: the launcher then ends the job with this rank's status.
+  if (!(job_->world.rank() == 0 ? job_->handed_over : job_->served)) job_->world.abandon();
 }
 
 bool MpiRun::serving() const { return job_ && job_->world.rank() > 0; }
+int MpiRun::ranks() const { return job_ ? job_->world.size() : 1; }
 int MpiRun::local_rank() const { return job_ ? job_->world.local_rank() : 0; }
 
 int MpiRun::serve(const Spec& spec, const std::function<std::unique_ptr<ConfigEvaluator>()>& make_local) {
   mpi::serve(job_->world, spec, make_local);
+  job_->served = true;
   return 0;
 }
 
@@ -78,6 +75,7 @@ MpiRun::MpiRun(bool requested) {
 
 MpiRun::~MpiRun() = default;
 bool MpiRun::serving() const { return false; }
+int MpiRun::ranks() const { return 1; }
 int MpiRun::local_rank() const { return 0; }
 int MpiRun::serve(const Spec&, const std::function<std::unique_ptr<ConfigEvaluator>()>&) { return 0; }
 std::unique_ptr<ConfigEvaluator> MpiRun::evaluator(const Spec&, std::unique_ptr<ConfigEvaluator> local) {

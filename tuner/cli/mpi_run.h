@@ -22,11 +22,14 @@ class MpiRun {
   // Joins the MPI job where there is one (MPI_Init). Throws Error::bad_input
   // as said above.
   explicit MpiRun(bool requested);
-  // Rank 0: tells ranks that never got to work to shut down. Every rank: MPI_Finalize.
+  // MPI_Finalize; a rank that stopped before its part (an exception) leaves
+  // without it, so that the launcher ends the job instead of it hanging.
   ~MpiRun();
   MpiRun(const MpiRun&) = delete;
   MpiRun& operator=(const MpiRun&) = delete;
 
+  // Ranks in the job (1 alone).
+  int ranks() const;
   // True on ranks > 0: they call serve() and nothing else.
   bool serving() const;
   // This rank's index among the ranks of its host (0 alone): the GPU it adds to --gpu.

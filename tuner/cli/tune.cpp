@@ -13,11 +13,15 @@
 #include "tuner/cli/mpi_run.h"
 #include "tuner/cli/print/json.h"
 #include "tuner/tune/configs_from.h"
+#include "tuner/gpu/engine.h"
 #include "tuner/tune/gpu_evaluator.h"
+#include "tuner/tune/pool_evaluator.h"
 #include "tuner/tune/run.h"
 #include "tuner/tune/replay_evaluator.h"
 #include "tuner/spec/spec.h"
 #include "tuner/cli/print/tune_report.h"
+#include "tuner/cli/print/profile.h"
+#include "tuner/tune/profile.h"
 
 namespace ktune::cli {
 namespace {
@@ -32,6 +36,8 @@ struct TuneOptions : ResultsOptions {
   std::string time_limit;
   std::optional<uint64_t> seed;
   int gpu = 0;
+  std::optional<std::string> gpus;  // --gpus all|0,1,...: one run over several GPUs
+  std::optional<size_t> workers;  // --workers N: a replay's simulated GPUs
   std::string simulate;
   std::string prior;  // --prior DATA; default: the database's own results of the kernel elsewhere
   std::string prior_device;
@@ -45,12 +51,53 @@ struct TuneOptions : ResultsOptions {
   int top = 10;
   std::string configs_from;  // --configs-from DEVICE: measure its --top fastest configurations
   bool no_racing = false;
-  bool mpi = false;  // --mpi: one rank of an MPI job even where no launcher is detected
+  std::optional<double> energy_ms;  // --energy [MS]
+  std::string objective;            // --objective NAME
+  size_t profile_top = 0;           // --profile-top N
+  bool mpi = false;                 // --mpi: one rank of an MPI job even where no launcher is detected
 };
+
+// --gpus: "all" (every GPU the driver sees) or indices, repeats allowed
+// ("0,0": two workers on one GPU). Several models in one list are refused:
+// each model is a series of its own.
+std::vector<int> gpu_list(const std::string& text) {
+  if (text == "all") {
+    const gpu::DeviceProbe probe = gpu::probe_devices();
+    if (probe.state != gpu::DriverState::Ready || probe.devices.empty())
+      throw Error::failed("cannot tune on a GPU: " + (probe.message.empty() ? "no GPU" : probe.message));
+    for (const auto& d : probe.devices)
+      if (d.name != probe.devices[0].name)
+        throw Error::bad_input("--gpus all: this host has several GPU models (" + probe.devices[0].name + ", " +
+                               d.name + "); one run tunes one model: list the indices of one (`ktune devices`)");
+    std::vector<int> all(probe.devices.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    return all;
+  }
+  std::vector<int> out;
+  size_t at = 0;
+  for (;;) {
+    const size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos)
+      throw Error::bad_input("--gpus: 'all' or GPU indices separated by commas (e.g. 0,1,2,3), not '" + text + "'");
+    out.push_back(std::stoi(item));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  if (out.size() > 64) throw Error::bad_input("--gpus: at most 64 workers");
+  return out;
+}
 
 // `gpu_offset`: an MPI rank's index on its host, so that its ranks take one GPU each.
 std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o, int gpu_offset) {
-  if (!o.simulate.empty()) return std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
+  if (!o.simulate.empty()) {
+    if (o.gpus) throw Error::bad_input("--gpus measures on GPUs; a replay (--simulate) takes --workers N");
+    auto replay = std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
+    if (!o.workers) return replay;
+    if (*o.workers < 1 || *o.workers > 1024) throw Error::bad_input("--workers: from 1 to 1024 simulated GPUs");
+    return std::make_unique<PoolEvaluator>(std::move(replay), *o.workers);
+  }
+  if (o.workers) throw Error::bad_input("--workers simulates GPUs in a replay (--simulate); on GPUs use --gpus");
   GpuEvaluatorOptions go;
   go.gpu = o.gpu + gpu_offset;
   go.cold = o.cold;
@@ -60,18 +107,42 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   }
   go.timeout_s = o.timeout_s;
   go.racing = !o.no_racing;
+  if (o.energy_ms) {
+    go.energy_ms = *o.energy_ms;
+  } else if (spec.needs_energy()) {
+    go.energy_ms = 1000;
+  }
   if (!o.compile_timeout.empty()) go.compile_timeout_s = duration_option("--compile-timeout", o.compile_timeout);
   go.interrupt = &interrupted();
-  return std::make_unique<GpuEvaluator>(spec, go);
+  if (!o.gpus) return std::make_unique<GpuEvaluator>(spec, go);
+  const std::vector<int> gpus = gpu_list(*o.gpus);
+  // One compile pool (and the cubin cache under it) for all the GPUs.
+  CompilePoolOptions po;
+  po.time_limit_s = go.compile_timeout_s;
+  po.interrupt = go.interrupt;
+  go.compile_pool = std::make_shared<CompilePool>(po);
+  std::vector<PoolEvaluator::MakeMember> members;
+  for (const int gpu : gpus)
+    members.push_back([&spec, go, gpu]() mutable -> std::unique_ptr<ConfigEvaluator> {
+      go.gpu = gpu;
+      return std::make_unique<GpuEvaluator>(spec, go);
+    });
+  return std::make_unique<PoolEvaluator>(std::move(members));
 }
 
 int run_tune(const TuneOptions& o) {
   MpiRun mpi(o.mpi);
+  if (mpi.ranks() > 1 && (o.gpus || o.workers))
+    throw Error::bad_input("--gpus and --workers spread one process's run; under MPI each rank measures on one GPU "
+                           "(--gpu plus its index among the ranks of its host)");
   Spec loaded = load_spec(o.spec, parse_constant_overrides(o.sets));
   if (!o.verify.empty()) {
     if (o.verify != "first-valid") throw Error::bad_input("--verify: 'first-valid' is the one choice, not '" + o.verify + "'");
     loaded.verify_against_first_valid();
   }
+  if (!o.objective.empty()) loaded.set_objective(o.objective);
+  if (o.energy_ms && (!(*o.energy_ms >= 100) || *o.energy_ms > 60000))
+    throw Error::bad_input("--energy: milliseconds of back-to-back launches per configuration, 100 to 60000");
   const Spec spec = std::move(loaded);
   if (o.simulate.empty()) spec.require_runnable();  // before the notes: a GPU run needs them
   if (mpi.serving()) return mpi.serve(spec, [&] { return make_evaluator(spec, o, mpi.local_rank()); });
@@ -116,7 +187,27 @@ int run_tune(const TuneOptions& o) {
     report.finish_interrupted(std::cerr);
     return 130;
   }
+  if (const auto* pool = dynamic_cast<const PoolEvaluator*>(evaluator.get())) report.pool(pool->stats());
+  std::vector<tune::ProfiledRow> profiled;
+  db::DeviceInfo roofs;
+  if (o.profile_top > 0 && report.any_ok()) {
+    auto* gpu = dynamic_cast<GpuEvaluator*>(evaluator.get());
+    if (!gpu)
+      throw Error::bad_input(o.simulate.empty() ? "--profile-top profiles on one GPU: after a --gpus run, `ktune profile SPEC --gpu N`"
+                                                : "--profile-top needs a GPU run; a replay has no counters");
+    roofs = profile_device_limits(*gpu, store, false);
+    tune::ProfileOptions po;
+    po.top = o.profile_top;
+    profiled = tune::profile_stored(spec, *gpu, store, po);
+    if (o.json) report.add_json("profile", profile_json(spec, roofs, profiled));
+  }
   report.finish(outcome.result, o.json, o.top, outcome.run_id);
+  if (!profiled.empty() && !o.json) {
+    std::cout << "\nhardware counters of the " << profiled.size() << " best (ktune profile):\n";
+    print_profile(spec, roofs, profiled, false, std::cout);
+    for (const auto& r : profiled)
+      if (!r.note.empty()) std::cerr << "ktune: note: " << db::config_key(r.eval.config) << ": " << r.note << '\n';
+  }
   return report.any_ok() ? 0 : 1;
 }
 
@@ -132,7 +223,14 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--max-fevals", o->max_fevals, "at most N measured configurations");
   sub->add_option("--time-limit", o->time_limit, "wall-time budget (replay: recorded time), e.g. 90s, 10m");
   sub->add_option("--seed", o->seed, "seed for the strategy");
-  sub->add_option("--gpu", o->gpu, "GPU index");
+  CLI::Option* one_gpu = sub->add_option("--gpu", o->gpu, "GPU index");
+  sub->add_option("--gpus", o->gpus,
+                  "several GPUs of one model in one run: 'all' or indices, e.g. 0,1,2,3 (repeats allowed: 0,0 is two "
+                  "workers on GPU 0); each configuration measured once, on whichever GPU frees up first")
+      ->excludes(one_gpu);
+  sub->add_option("--workers", o->workers,
+                  "replay only: N simulated GPUs, each with a virtual clock the recorded times advance; reports the "
+                  "wall time they imply");
   sub->add_option("--verify", o->verify,
                   "first-valid: check every configuration's outputs against the first that runs (for a spec that "
                   "does not verify, e.g. a T1 file)");
@@ -148,13 +246,23 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_flag("--no-racing", o->no_racing,
                 "sample every configuration fully (default: one whose first 3 samples all lie over 1.2 x the best "
                 "median so far stops sampling, stored as stopped_early)");
+  sub->add_option("--energy", o->energy_ms,
+                  "measure each configuration's energy per launch (NVML) over about MS ms of back-to-back launches "
+                  "(on, 1000, where the objective is energy or a metric uses energy_j)")
+      ->expected(0, 1)
+      ->default_str("1000");
+  sub->add_option("--objective", o->objective,
+                  "rank by this instead of the spec's objective: time, energy (J per launch, measured with --energy) "
+                  "or a metric of the spec");
+  sub->add_option("--profile-top", o->profile_top,
+                  "after the run, hardware counters and roofline position of the N best (as `ktune profile`)");
   sub->add_option("--warmup", o->warmup_ms, "milliseconds of launches before every configuration's timed samples (default: 20 for the first and after the GPU idled 250 ms, 2 while it is kept busy)");
   sub->add_option("--timeout", o->timeout_s,
                   "seconds a launch batch may take before the kernel counts as hung "
                   "(default: from the best time so far, at least 1 s; 10 s before any timing)");
   sub->add_option("--compile-timeout", o->compile_timeout,
                   "a configuration whose compile takes longer fails (compile_error) and the run goes on (default 300s)");
-  sub->add_option("--batch", o->batch, "configurations per strategy proposal (default: 64 for brute_force and random_sample, else 8; the same in replay)");
+  sub->add_option("--batch", o->batch, "configurations per strategy proposal (default: 64 for brute_force and random_sample, per worker with --gpus or --workers; else 8; the same in replay)");
   sub->add_option("--top", o->top, "rows in the final table; with --configs-from, also how many configurations")
       ->capture_default_str();
   sub->add_option("--configs-from", o->configs_from,

@@ -27,7 +27,9 @@
 //    take this process down: nothing isolates them.
 //  * Results are taken in any order; a ticket is taken once.
 //
-// One thread submits and takes at a time; the slots are internal.
+// Several threads may share a pool (the GPUs of one run), each submitting
+// and taking its own tickets; cancel(tickets) forgets only those. The slots
+// are internal.
 #pragma once
 
 #include <atomic>
@@ -93,6 +95,8 @@ class CompilePool {
   // Forgets every ticket not taken yet: queued requests are never compiled,
   // the results of running ones are dropped.
   void cancel();
+  // Forgets these tickets only (another thread's stay), as cancel() does.
+  void cancel(std::span<const Ticket> tickets);
 
   // Compiles a batch; results in the order of `requests`.
   std::vector<CompileResult> compile(std::span<const CompileRequest> requests);

@@ -41,7 +41,7 @@ namespace ktune::gpu {
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuStreamCreate)           \
   X(cuStreamDestroy) X(cuStreamSynchronize) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)      \
   X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async)             \
-  X(cuModuleGetGlobal)
+  X(cuModuleGetGlobal) X(cuEventQuery)
 
 struct CudaApi {
 #define KTUNE_CUDA_MEMBER(name) decltype(&::name) name = nullptr;
@@ -103,6 +103,7 @@ class PrimaryContext {
   PrimaryContext& operator=(const PrimaryContext&) = delete;
 
   CUdevice device() const { return device_; }
+  CUcontext get() const { return context_; }
 
  private:
   const CudaApi& api_;

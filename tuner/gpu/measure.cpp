@@ -1,6 +1,7 @@
 #include "tuner/gpu/measure.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 
@@ -206,7 +207,76 @@ Timing Measurer::measure(CUfunction fn, const LaunchGeometry& g, void** params,
   t.mean_ms = stats.mean;
   t.stddev_ms = stats.stddev;
   t.noise = stats.noise;
+  if (o.energy_ms > 0 && !t.stopped_early) {
+    if (sensors && sensors->valid() && sensors->energy_mj())
+      measure_energy(fn, g, params, o, on_batch, *sensors, t);
+    else
+      t.energy_note = "no NVML energy counter on this device";
+  }
   return t;
+}
+
+// NVML's energy counter advances in steps (on the H100 about every 100 ms),
+// so a reading before and after a short run can be off by a whole step. The
+// kernel is kept running back to back, two batches in flight, while the
+// counter is read without pause: the energy between its first and last step
+// inside that busy stretch, over the host time between them, is the kernel's
+// average power, free of the idle power before and the tail after. Times the
+// median launch time it is the energy of one launch.
+void Measurer::measure_energy(CUfunction fn, const LaunchGeometry& g, void** params, const MeasureOptions& o,
+                              const OnBatch& on_batch, const NvmlDevice& sensors, Timing& t) {
+  using Clock = std::chrono::steady_clock;
+  const int per_batch = std::max(t.launches_per_sample, 1);
+  Event done[2] = {Event(api_), Event(api_)};
+  auto enqueue = [&](int slot) {
+    if (on_batch) on_batch(per_batch);
+    for (int i = 0; i < per_batch; ++i) launch(fn, g, params);
+    check(api_, api_.cuEventRecord(done[slot].get(), stream_.get()), "cuEventRecord");
+  };
+  std::optional<std::uint64_t> first_mj, last_mj, seen = sensors.energy_mj();
+  Clock::time_point first_at, last_at;
+  const Clock::time_point start = Clock::now();
+  const double give_up_ms = 4 * o.energy_ms + 2000;  // a counter that never steps
+  int slot = 0;
+  enqueue(0);
+  enqueue(1);
+  for (;;) {
+    // Read the counter until the older batch is done, then replace it.
+    for (;;) {
+      const CUresult q = api_.cuEventQuery(done[slot].get());
+      if (q != CUDA_ERROR_NOT_READY) {
+        check(api_, q, "kernel execution");
+        break;
+      }
+      std::optional<std::uint64_t> mj = sensors.energy_mj();
+      if (mj && seen && *mj != *seen) {
+        const Clock::time_point now = Clock::now();
+        if (!first_mj) {
+          first_mj = mj;
+          first_at = now;
+        } else {
+          last_mj = mj;
+          last_at = now;
+        }
+      }
+      seen = mj;
+    }
+    const double busy_ms =
+        last_mj ? std::chrono::duration<double, std::milli>(last_at - first_at).count() : 0;
+    const double spent_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (busy_ms >= o.energy_ms || spent_ms >= give_up_ms) break;
+    enqueue(slot);
+    slot ^= 1;
+  }
+  check(api_, api_.cuStreamSynchronize(stream_.get()), "kernel execution");
+  const double busy_ms = last_mj ? std::chrono::duration<double, std::milli>(last_at - first_at).count() : 0;
+  if (!last_mj || busy_ms <= 0) {
+    t.energy_note = "NVML's energy counter did not step twice within " + std::to_string(int(give_up_ms)) + " ms";
+    return;
+  }
+  t.energy_window_ms = busy_ms;
+  t.power_w = static_cast<double>(*last_mj - *first_mj) / busy_ms;  // mJ / ms = W
+  t.energy_j = t.power_w * t.median_ms / 1000.0;
 }
 
 }  // namespace ktune::gpu

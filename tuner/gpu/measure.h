@@ -69,6 +69,9 @@ struct MeasureOptions {
   // configuration cannot rank near the best, so more samples buy nothing.
   double race_above_ms = 0;
   int race_samples = 3;
+  // > 0: after the samples, keep the kernel running back to back for about
+  // this long while reading NVML's energy counter (Timing::energy_j).
+  double energy_ms = 0;
 };
 
 // Whether the racing rule stops sampling after `samples_ms` (see MeasureOptions).
@@ -83,6 +86,12 @@ struct Timing {
   bool stopped_early = false;      // the racing rule ended sampling
   bool cold = false;
   std::vector<double> samples_ms;  // per launch, in the order taken
+  // The energy window (MeasureOptions::energy_ms): average power of the kernel
+  // run back to back, and that power times median_ms; 0 when not measured.
+  double power_w = 0;
+  double energy_j = 0;
+  double energy_window_ms = 0;     // host time between the first and last counter step used
+  std::string energy_note;         // why energy is missing where it was asked for
 };
 
 struct SampleStats {
@@ -127,6 +136,9 @@ class Measurer {
 
  private:
   void launch(CUfunction fn, const LaunchGeometry& g, void** params);
+  // The energy window of measure(): fills t's power_w, energy_j, energy_window_ms.
+  void measure_energy(CUfunction fn, const LaunchGeometry& g, void** params, const MeasureOptions& o,
+                      const OnBatch& on_batch, const NvmlDevice& sensors, Timing& t);
   // Milliseconds for `launches` back-to-back launches (after an L2 flush in cold mode).
   double timed_batch(CUfunction fn, const LaunchGeometry& g, void** params, int launches,
                      bool flush);

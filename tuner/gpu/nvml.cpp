@@ -33,6 +33,7 @@ struct NvmlApi {
   NvmlReturn (*max_clock)(NvmlHandle, int, unsigned*) = nullptr;
   NvmlReturn (*temperature)(NvmlHandle, int, unsigned*) = nullptr;
   NvmlReturn (*power)(NvmlHandle, unsigned*) = nullptr;
+  NvmlReturn (*energy)(NvmlHandle, unsigned long long*) = nullptr;
   NvmlReturn (*reasons)(NvmlHandle, unsigned long long*) = nullptr;
   NvmlReturn (*driver_version)(char*, unsigned) = nullptr;
 };
@@ -56,6 +57,7 @@ NvmlApi load() {
   bind(lib, "nvmlDeviceGetMaxClockInfo", api.max_clock);
   bind(lib, "nvmlDeviceGetTemperature", api.temperature);
   bind(lib, "nvmlDeviceGetPowerUsage", api.power);
+  bind(lib, "nvmlDeviceGetTotalEnergyConsumption", api.energy);
   bind(lib, "nvmlSystemGetDriverVersion", api.driver_version);
   // The "event reasons" name replaced "throttle reasons" in driver 535; same ABI.
   bind(lib, "nvmlDeviceGetCurrentClocksEventReasons", api.reasons);
@@ -126,6 +128,12 @@ std::uint64_t NvmlDevice::reasons() const {
   unsigned long long r = 0;
   if (handle_ && nvml().ok && nvml().reasons) nvml().reasons(handle_, &r);
   return r;
+}
+
+std::optional<std::uint64_t> NvmlDevice::energy_mj() const {
+  unsigned long long mj = 0;
+  if (!handle_ || !nvml().ok || !nvml().energy || nvml().energy(handle_, &mj) != kNvmlSuccess) return std::nullopt;
+  return mj;
 }
 
 unsigned NvmlDevice::max_sm_clock_mhz() const {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace ktune::gpu {
@@ -40,6 +41,10 @@ class NvmlDevice {
   Sensors read() const;
   // Only the clock-event reasons: cheap enough to check after every sample.
   std::uint64_t reasons() const;
+  // The board's energy counter, mJ since the driver loaded (Volta and later);
+  // nullopt where the board has none. It advances in steps (tens of ms apart),
+  // so short intervals need the stepping that Measurer's energy window uses.
+  std::optional<std::uint64_t> energy_mj() const;
   unsigned max_sm_clock_mhz() const;
   unsigned max_mem_clock_mhz() const;
 

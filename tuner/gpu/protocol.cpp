@@ -15,15 +15,16 @@ template <class A> void fields(A& a, LaunchGeometry& g) { a(g.grid, g.block, g.d
 template <class A> void fields(A& a, Tolerance& t) { a(t.atol, t.rtol); }
 template <class A> void fields(A& a, MeasureOptions& o) {
   a(o.warmup_ms, o.min_sample_ms, o.max_launches_per_sample, o.min_samples, o.max_samples,
-    o.max_noise, o.time_cap_ms, o.cold, o.race_above_ms, o.race_samples);
+    o.max_noise, o.time_cap_ms, o.cold, o.race_above_ms, o.race_samples, o.energy_ms);
 }
 template <class A> void fields(A& a, Job& j) {
   a(j.label, j.cubin, j.kernel_name, j.geometry, j.args, j.verify, j.tolerance,
-    j.capture_outputs, j.measure, j.measure_options, j.timeout_s);
+    j.capture_outputs, j.measure, j.measure_options, j.timeout_s, j.profile, j.metrics);
 }
 template <class A> void fields(A& a, Timing& t) {
   a(t.median_ms, t.min_ms, t.max_ms, t.mean_ms, t.stddev_ms, t.noise, t.launches_per_sample,
-    t.throttled_samples, t.converged, t.stopped_early, t.cold, t.samples_ms);
+    t.throttled_samples, t.converged, t.stopped_early, t.cold, t.samples_ms, t.power_w, t.energy_j,
+    t.energy_window_ms, t.energy_note);
 }
 template <class A> void fields(A& a, FunctionAttributes& r) {
   a(r.registers, r.static_smem, r.local_bytes, r.const_bytes, r.max_threads_per_block,
@@ -36,7 +37,7 @@ template <class A> void fields(A& a, Mismatch& m) { a(m.buffer, m.index, m.got, 
 template <class A> void fields(A& a, HostBuffer& b) { a(b.name, b.type, b.bytes); }
 template <class A> void fields(A& a, Result& r) {
   a(r.status, r.interrupted, r.reason, r.timing, r.resources, r.sensors, r.mismatch, r.outputs, r.wall_ms, r.load_ms, r.verify_ms,
-    r.benchmark_ms);
+    r.benchmark_ms, r.counter_metrics, r.counter_values, r.counters_note, r.profile_ms);
 }
 template <class A> void fields(A& a, DeviceProperties& d) {
   a(d.ordinal, d.name, d.uuid, d.cc_major, d.cc_minor, d.sm_count, d.total_memory,

@@ -40,6 +40,10 @@ struct Job {
   bool measure = true;               // false: one verified/captured run, no timing
   MeasureOptions measure_options;
   double timeout_s = 0;              // per launch batch; 0: derived from the best time so far
+  // Hardware counters of one launch (tuner/gpu/counters.h), after any
+  // verification and measurement; metrics empty: standard_metrics().
+  bool profile = false;
+  std::vector<std::string> metrics;
 };
 
 struct Result {
@@ -56,6 +60,12 @@ struct Result {
   double load_ms = 0;                // module load, function lookup, attributes
   double verify_ms = 0;              // poison/restore, the checked run, the compare
   double benchmark_ms = 0;           // warm-up and timed samples
+  // A profiled job: the metrics CUPTI measured and their values, or why
+  // there are none (the configuration's status is unaffected by that).
+  std::vector<std::string> counter_metrics;
+  std::vector<double> counter_values;
+  std::string counters_note;         // "": counted; else why not, or the metrics dropped
+  double profile_ms = 0;             // host time of the profiled launch and its replays
 };
 
 // The worker's first message: whether it found a driver and which devices.

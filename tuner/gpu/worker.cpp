@@ -5,17 +5,22 @@
 #include <chrono>
 #include <memory>
 #include <new>
+#include <optional>
+#include <utility>
 
 #include <nvtx3/nvToolsExt.h>
 
+#include "tuner/gpu/counters.h"
 #include "tuner/gpu/protocol.h"
 #include "tuner/gpu/verify_device.h"
 
 namespace ktune::gpu {
 namespace {
 
-// Names each configuration's work in Nsight Systems / Compute timelines.
-// nvtx3 is header-only and does nothing unless a tool injects itself.
+// Names each configuration's work in Nsight Systems / Compute timelines: the
+// configuration's range holds "load", "verify", "measure" and "profile"
+// (docs/profiling.md). nvtx3 is header-only and does nothing unless a tool
+// injects itself.
 class NvtxRange {
  public:
   explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
@@ -37,6 +42,7 @@ class Session {
  private:
   void progress(int launches) { send_message(fd_, MessageType::Progress, encode_progress(launches)); }
   void execute(const Job& job, Result& r);
+  void profile(const Job& job, CUfunction fn, ArgumentSet& args, Result& r);
   CUfunction load(const Job& job);
   ArgumentSet& arguments(const Job& job);
   bool context_healthy() const;
@@ -59,7 +65,45 @@ class Session {
   std::vector<HostBuffer> expected_;
   bool upload_pending_ = false;
   std::unique_ptr<DeviceVerifier> verifier_;
+  // Made by the first profiled job, kept while jobs ask for the same metrics.
+  std::unique_ptr<CounterProfiler> counters_;
+  std::string counters_failed_;  // why counters cannot be had here: asked once per worker
 };
+
+void Session::profile(const Job& job, CUfunction fn, ArgumentSet& args, Result& r) {
+  const std::vector<std::string>& wanted = job.metrics.empty() ? standard_metrics() : job.metrics;
+  if (!counters_failed_.empty()) {
+    r.counters_note = counters_failed_;
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    if (!counters_ || (counters_->metrics().size() + counters_->refused().size() != wanted.size())) {
+      counters_.reset();
+      counters_ = std::make_unique<CounterProfiler>(context_->get(), device_.ordinal, wanted);
+    }
+  } catch (const Error& e) {
+    counters_failed_ = e.message();
+    r.counters_note = counters_failed_;
+    return;
+  }
+  NvtxRange range("profile");
+  progress(static_cast<int>(counters_->passes()));
+  try {
+    r.counter_values = counters_->profile([&] { measurer_->run_once(fn, job.geometry, args.kernel_params()); });
+  } catch (const CudaError&) {
+    throw;  // the kernel's own failure: the job's status, as without the profiler
+  } catch (const Error& e) {
+    r.counters_note = e.message();
+    return;
+  }
+  r.counter_metrics = counters_->metrics();
+  r.profile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!counters_->refused().empty()) {
+    r.counters_note = "metrics this GPU does not have:";
+    for (const std::string& m : counters_->refused()) r.counters_note.append(" ").append(m);
+  }
+}
 
 void Session::set_expected(std::vector<HostBuffer> expected) {
   if (verifier_) verifier_->clear();
@@ -132,6 +176,8 @@ ArgumentSet& Session::arguments(const Job& job) {
 
 void Session::execute(const Job& job, Result& r) {
   progress(0);
+  NvtxRange range(job.label);
+  std::optional<NvtxRange> phase(std::in_place, "load");
   auto t0 = std::chrono::steady_clock::now();
   auto lap = [&t0] {  // ms since the last lap
     const auto now = std::chrono::steady_clock::now();
@@ -164,9 +210,10 @@ void Session::execute(const Job& job, Result& r) {
     r.reason = why_not;
     return;
   }
-  NvtxRange range(job.label);
+  phase.reset();
   lap();  // argument set-up (once per worker, normally) counts as framework time
   if (job.verify || job.capture_outputs) {
+    NvtxRange verify_range("verify");
     const bool on_device = job.verify && expected_on_device();
     if (job.verify && !on_device && expected_.empty())
       throw Error::failed("verification asked for, but no expected outputs are set");
@@ -192,11 +239,13 @@ void Session::execute(const Job& job, Result& r) {
     r.verify_ms = lap();
   }
   if (job.measure) {
+    NvtxRange measure_range("measure");
     r.timing = measurer_->measure(fn, g, args.kernel_params(), job.measure_options,
                                   [this](int n) { progress(n); }, &nvml_);
     r.benchmark_ms = lap();
   }
   r.sensors = nvml_.read();
+  if (job.profile) profile(job, fn, args, r);
 }
 
 bool Session::context_healthy() const {

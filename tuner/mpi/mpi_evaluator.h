@@ -50,7 +50,11 @@ class MpiEvaluator : public ConfigEvaluator {
   std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override {
     return local_->remeasure(configs, rounds);
   }
-  unsigned workers() const override { return static_cast<unsigned>(world_->size()); }
+  std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
+                                const std::vector<std::string>& metrics) override {
+    return local_->profile(configs, metrics);
+  }
+  size_t workers() const override { return static_cast<size_t>(world_->size()); }
 
  private:
   class LocalThread;

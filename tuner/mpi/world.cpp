@@ -51,7 +51,9 @@ World::World() {
   MPI_Comm_free(&host);
 }
 
-World::~World() { MPI_Finalize(); }
+World::~World() {
+  if (!abandoned_) MPI_Finalize();
+}
 
 void World::send(int dest, Tag tag, const std::vector<std::uint8_t>& payload) const {
   if (payload.size() > static_cast<size_t>(INT32_MAX)) throw Error::failed("MPI: a message over 2 GiB");

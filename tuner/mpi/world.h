@@ -30,9 +30,13 @@ class World {
   // MPI_Init_thread; throws Error::failed when the library cannot give
   // MPI_THREAD_FUNNELED. One per process.
   World();
-  ~World();  // MPI_Finalize
+  ~World();  // MPI_Finalize, unless abandoned
   World(const World&) = delete;
   World& operator=(const World&) = delete;
+
+  // The process ends without MPI_Finalize: the launcher then ends the other
+  // ranks, where MPI_Finalize would wait for ranks still waiting for work.
+  void abandon() { abandoned_ = true; }
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -51,6 +55,7 @@ class World {
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;
+  bool abandoned_ = false;
 };
 
 // Sleeps a little longer each time nothing came (20 us up to 1 ms).

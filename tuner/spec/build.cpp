@@ -256,15 +256,16 @@ void compile_metrics(Draft& d, const expr::Scope& base) {
   expr::Scope scope = base;
   int slot = int(d.params.size());
   scope.slots["time_ms"] = slot++;
+  scope.slots["energy_j"] = slot++;
   for (auto& m : d.spec.metrics) {
     compile(m.expr, scope);
     scope.slots[m.name] = slot++;
   }
   const Spec& s = d.spec;
-  if (s.objective == "time") return;
+  if (s.objective == "time" || s.objective == "energy") return;
   for (const auto& m : s.metrics)
     if (m.name == s.objective) return;
-  std::string known = "time";
+  std::string known = "time, energy";
   for (const auto& m : s.metrics) known += ", " + m.name;
   fail(d.objective_where, "objective '" + s.objective + "' is neither time nor a metric (known: " + known + ")");
 }
@@ -276,7 +277,7 @@ void check_names(const Draft& d) {
   for (size_t i = 0; i < d.params.size(); ++i) {
     const std::string& n = d.params[i].name;
     if (constants.count(n)) fail(d.param_name_where[i], "parameter '" + n + "' has the name of a constant");
-    if (n == "time_ms") fail(d.param_name_where[i], "'time_ms' is reserved for metrics");
+    if (n == "time_ms" || n == "energy_j") fail(d.param_name_where[i], "'" + n + "' is reserved for metrics");
   }
   for (const std::string& t : s.kernel.template_args) {
     bool param = false;

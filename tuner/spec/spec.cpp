@@ -330,10 +330,12 @@ std::string Spec::name_expression(const std::vector<Value>& config) const {
   return s + ">";
 }
 
-std::vector<std::optional<double>> Spec::evaluate_metrics(const std::vector<Value>& config, double time_ms) const {
+std::vector<std::optional<double>> Spec::evaluate_metrics(const std::vector<Value>& config, double time_ms,
+                                                          std::optional<double> energy_j) const {
   std::vector<Value> slots(config);
   slots.resize(space().parameters().size());
   slots.push_back(Value(time_ms));
+  slots.push_back(Value(energy_j.value_or(std::nan(""))));  // NaN: a metric over energy_j is absent without it
   std::vector<std::optional<double>> out;
   for (const auto& m : metrics) {
     std::optional<double> r;
@@ -349,12 +351,34 @@ std::vector<std::optional<double>> Spec::evaluate_metrics(const std::vector<Valu
   return out;
 }
 
-std::optional<double> Spec::objective_value(const std::vector<Value>& config, double time_ms) const {
+std::optional<double> Spec::objective_value(const std::vector<Value>& config, double time_ms,
+                                            std::optional<double> energy_j) const {
   if (objective == "time") return time_ms;
-  auto values = evaluate_metrics(config, time_ms);
+  if (objective == "energy") return energy_j;
+  auto values = evaluate_metrics(config, time_ms, energy_j);
   for (size_t i = 0; i < metrics.size(); ++i)
     if (metrics[i].name == objective) return values[i];
   return std::nullopt;
+}
+
+void Spec::set_objective(const std::string& name) {
+  bool known = name == "time" || name == "energy";
+  std::string names = "time, energy";
+  for (const auto& m : metrics) {
+    known = known || m.name == name;
+    names += ", " + m.name;
+  }
+  if (!known) throw Error::bad_input("--objective: '" + name + "' is neither time, energy nor a metric (known: " + names + ")");
+  if (name == "time" || name == "energy") higher_is_better = false;
+  objective = name;
+}
+
+bool Spec::needs_energy() const {
+  if (objective == "energy") return true;
+  for (const auto& m : metrics)
+    for (const std::string& n : m.expr.expression.names())
+      if (n == "energy_j") return true;
+  return false;
 }
 
 }  // namespace ktune

@@ -126,7 +126,7 @@ struct BoundExpr {
 
 struct Metric {
   std::string name;
-  BoundExpr expr;  // slots: parameters, then time_ms, then earlier metrics
+  BoundExpr expr;  // slots: parameters, then time_ms, energy_j, then earlier metrics
 };
 
 using Dim3 = std::array<int64_t, 3>;
@@ -173,7 +173,7 @@ struct Spec {
   std::vector<Argument> arguments;                       // in kernel-parameter order
   Verify verify;
   std::vector<Metric> metrics;
-  std::string objective = "time";  // "time" or a metric name
+  std::string objective = "time";  // "time", "energy" (J per launch) or a metric name
   bool higher_is_better = false;
   StrategySpec strategy;
   // Always passed as -D (T1 BenchmarkConfig entries, as BAT's runner does).
@@ -224,10 +224,19 @@ struct Spec {
   // The NVRTC name expression: "name<a, b>" in template mode, else the name.
   std::string name_expression(const std::vector<Value>& config) const;
   // Each metric's value in metrics order; nullopt where it cannot be evaluated
-  // (e.g. division by zero) or is not a number.
-  std::vector<std::optional<double>> evaluate_metrics(const std::vector<Value>& config, double time_ms) const;
-  // The objective's value (time_ms itself for "time").
-  std::optional<double> objective_value(const std::vector<Value>& config, double time_ms) const;
+  // (e.g. division by zero, or energy_j used but not measured) or is not a number.
+  std::vector<std::optional<double>> evaluate_metrics(const std::vector<Value>& config, double time_ms,
+                                                      std::optional<double> energy_j = std::nullopt) const;
+  // The objective's value (time_ms itself for "time", energy_j for "energy").
+  std::optional<double> objective_value(const std::vector<Value>& config, double time_ms,
+                                        std::optional<double> energy_j = std::nullopt) const;
+  // `tune --objective NAME`: "time", "energy" or one of the metrics (lower is
+  // better for time and energy; a metric keeps the spec's higher_is_better).
+  // Bad input for anything else. Not part of the hash, as in the file.
+  void set_objective(const std::string& name);
+  // Whether the objective or a metric needs each configuration's energy
+  // measured (`objective: energy`, a metric over energy_j).
+  bool needs_energy() const;
 
   std::optional<SearchSpace> space_;  // set by the loader
 };

@@ -28,6 +28,11 @@ struct Measured {
   double cost_s = 0;
   // Replay only: the configuration is not in the recorded data.
   bool missing = false;
+  // Of cost_s, the part spent before this configuration's own work, while
+  // the strategy proposed: a replay charges the recorded compiles of feature
+  // requests to the next evaluation (CompileLedger). Simulated workers all
+  // wait for it (PoolEvaluator).
+  double serial_s = 0;
 };
 
 // The spec's objective for a stored or fresh evaluation: its time, the
@@ -74,13 +79,27 @@ class ConfigEvaluator {
     std::function<bool(const Config&)> holds;
   };
   virtual std::optional<RecordedPart> recorded_part() const { return std::nullopt; }
+  // How many configurations it measures at once (a PoolEvaluator's workers).
+  virtual size_t workers() const { return 1; }
+  // Simulated workers (a replay spread over virtual GPUs): the virtual wall
+  // time so far, seconds, on which a time budget is spent. nullopt: a replay's
+  // time is its summed cost_s, a GPU run's the wall clock.
+  virtual std::optional<double> virtual_time() const { return std::nullopt; }
   virtual std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) {
     (void)configs;
     (void)rounds;
     return {};
   }
-  // How many configurations it evaluates at once (GPUs, MPI ranks).
-  virtual unsigned workers() const { return 1; }
+  // Hardware counters of one launch of each configuration (CUPTI; metrics
+  // empty: the standard set, tuner/gpu/counters.h): one Measured per
+  // configuration, in order, its counter fields and metrics set, its reason
+  // saying why counters are missing. Empty where nothing runs (a replay).
+  virtual std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
+                                        const std::vector<std::string>& metrics) {
+    (void)configs;
+    (void)metrics;
+    return {};
+  }
 };
 
 }  // namespace ktune

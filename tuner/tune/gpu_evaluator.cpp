@@ -1,5 +1,7 @@
 #include "tuner/tune/gpu_evaluator.h"
 
+#include "tuner/gpu/counters.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,10 +81,12 @@ gpu::Fill engine_fill(const Argument& a) {
 }
 
 // Whatever a batch leaves in the compile pool when it ends early (Ctrl-C, a
-// broken engine) is dropped, not compiled for nobody.
+// broken engine) is dropped, not compiled for nobody. Only this batch's
+// tickets: the pool may be shared with other GPUs' evaluators.
 struct CancelOnExit {
   CompilePool& pool;
-  ~CancelOnExit() { pool.cancel(); }
+  const std::vector<CompilePool::Ticket>& tickets;
+  ~CancelOnExit() { pool.cancel(tickets); }
 };
 
 }  // namespace
@@ -120,11 +124,14 @@ GpuEvaluator::GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options) : spec
   if (!target)
     throw Error::failed(spec.kernel.not_written_for(device_arch) + " (" + engine_->device().name + ")");
   arch_ = *target;
-  CompilePoolOptions po;
-  po.workers = options.compile_threads;
-  po.time_limit_s = options.compile_timeout_s;
-  po.interrupt = options.interrupt;
-  pool_ = std::make_unique<CompilePool>(po);
+  pool_ = options.compile_pool;
+  if (!pool_) {
+    CompilePoolOptions po;
+    po.workers = options.compile_threads;
+    po.time_limit_s = options.compile_timeout_s;
+    po.interrupt = options.interrupt;
+    pool_ = std::make_shared<CompilePool>(po);
+  }
   if (spec.verify.mode == Verify::Mode::Reference || spec.verify.mode == Verify::Mode::File) prepare_reference();
 }
 
@@ -224,9 +231,28 @@ gpu::Job GpuEvaluator::make_job(const std::vector<Value>& config, const Compiled
   job.tolerance = {spec_->verify.atol, spec_->verify.rtol};
   job.capture_outputs = spec_->verify.mode == Verify::Mode::FirstValid && !have_expected_;
   job.measure_options.cold = options_.cold;
+  job.measure_options.energy_ms = options_.energy_ms;
   job.timeout_s = options_.timeout_s;
   return job;
 }
+
+namespace {
+
+// NVML's view of the device while the job ran; with an energy window its
+// average power replaces the one reading taken after the samples.
+void take_device_state(const gpu::Result& r, db::Evaluation& e) {
+  if (!r.sensors.valid) return;
+  e.sm_clock_mhz = r.sensors.sm_clock_mhz;
+  e.temperature_c = r.sensors.temperature_c;
+  e.power_w = r.sensors.power_mw / 1000.0;
+  if (r.status == db::Status::Ok && !r.timing.samples_ms.empty()) e.throttled_samples = r.timing.throttled_samples;
+  if (r.timing.energy_j > 0) {
+    e.energy_j = r.timing.energy_j;
+    e.power_w = r.timing.power_w;
+  }
+}
+
+}  // namespace
 
 gpu::Result GpuEvaluator::run_job(gpu::Job job, bool race) {
   if (race && options_.racing && job.measure && best_median_ms_ > 0) {
@@ -279,11 +305,7 @@ Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Compiled&
     e.registers = r.resources.registers;
     e.occupancy = r.resources.occupancy;
   }
-  if (r.sensors.valid) {
-    e.sm_clock_mhz = r.sensors.sm_clock_mhz;
-    e.temperature_c = r.sensors.temperature_c;
-    e.power_w = r.sensors.power_mw / 1000.0;
-  }
+  take_device_state(r, e);
   if (e.status == db::Status::Ok && !r.outputs.empty() && !have_expected_) {
     engine_->set_expected(r.outputs);  // first_valid: this configuration is the reference from now on
     have_expected_ = true;
@@ -295,7 +317,7 @@ Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Compiled&
     e.stddev_ms = r.timing.stddev_ms;
     e.samples = r.timing.samples_ms;
     e.sample_count = static_cast<int64_t>(e.samples.size());
-    const auto metrics = spec_->evaluate_metrics(config, r.timing.median_ms);
+    const auto metrics = spec_->evaluate_metrics(config, r.timing.median_ms, e.energy_j);
     for (size_t i = 0; i < metrics.size(); ++i)
       if (metrics[i]) e.metrics[spec_->metrics[i].name] = *metrics[i];
     if (r.timing.throttled_samples) e.reason = std::to_string(r.timing.throttled_samples) + " throttled samples";
@@ -334,7 +356,7 @@ void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const O
   std::vector<Compiled> compiled(configs.size());
   std::vector<CompilePool::Ticket> waiting;
   std::unordered_map<CompilePool::Ticket, size_t> index_of;
-  const CancelOnExit cancel_on_exit{*pool_};
+  const CancelOnExit cancel_on_exit{*pool_, waiting};
   for (size_t i = 0; i < configs.size(); ++i) {
     std::optional<CompileRequest> request;
     compiled[i] = prepare(configs[i], request);
@@ -375,16 +397,19 @@ std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>
   // Measured before, so these are cache hits, answered by the pool at once.
   std::vector<Compiled> compiled;
   std::vector<std::optional<CompilePool::Ticket>> tickets;
-  const CancelOnExit cancel_on_exit{*pool_};
+  std::vector<CompilePool::Ticket> untaken;
+  const CancelOnExit cancel_on_exit{*pool_, untaken};
   for (const auto& c : configs) {
     std::optional<CompileRequest> request;
     compiled.push_back(prepare(c, request));
     tickets.push_back(request ? std::optional(pool_->submit(std::move(*request))) : std::nullopt);
+    if (tickets.back()) untaken.push_back(*tickets.back());
   }
   for (size_t i = 0; i < configs.size(); ++i)
     if (tickets[i]) compiled[i].result = pool_->take(*tickets[i]);
+  untaken.clear();
   std::vector<Measured> out(configs.size());
-  std::vector<std::vector<double>> medians(configs.size());
+  std::vector<std::vector<double>> medians(configs.size()), energies(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
     db::Evaluation& e = out[i].eval;
     e.config = configs[i];
@@ -413,11 +438,8 @@ std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>
       e.load_ms = e.load_ms.value_or(0) + r.load_ms;
       e.registers = r.resources.registers;
       e.occupancy = r.resources.occupancy;
-      if (r.sensors.valid) {
-        e.sm_clock_mhz = r.sensors.sm_clock_mhz;
-        e.temperature_c = r.sensors.temperature_c;
-        e.power_w = r.sensors.power_mw / 1000.0;
-      }
+      take_device_state(r, e);
+      if (r.timing.energy_j > 0) energies[i].push_back(r.timing.energy_j);
     }
   for (size_t i = 0; i < configs.size(); ++i) {
     db::Evaluation& e = out[i].eval;
@@ -428,12 +450,116 @@ std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>
     e.time_ms = sorted[sorted.size() / 2];
     e.complete_stats();
     e.reason = "re-measured: median of " + std::to_string(rounds) + " interleaved rounds";
-    const auto metrics = spec_->evaluate_metrics(configs[i], *e.time_ms);
+    if (!energies[i].empty()) {
+      std::sort(energies[i].begin(), energies[i].end());
+      e.energy_j = energies[i][energies[i].size() / 2];
+    }
+    const auto metrics = spec_->evaluate_metrics(configs[i], *e.time_ms, e.energy_j);
     for (size_t m = 0; m < metrics.size(); ++m)
       if (metrics[m]) e.metrics[spec_->metrics[m].name] = *metrics[m];
     out[i].cost_s = (e.benchmark_ms.value_or(0) + e.load_ms.value_or(0)) / 1000.0;
   }
   return out;
+}
+
+std::vector<Measured> GpuEvaluator::profile(std::span<const std::vector<Value>> configs,
+                                            const std::vector<std::string>& metrics) {
+  std::vector<Compiled> compiled;
+  std::vector<std::optional<CompilePool::Ticket>> tickets;
+  const CancelOnExit cancel_on_exit{*pool_};
+  for (const auto& c : configs) {
+    std::optional<CompileRequest> request;
+    compiled.push_back(prepare(c, request));
+    tickets.push_back(request ? std::optional(pool_->submit(std::move(*request))) : std::nullopt);
+  }
+  std::vector<Measured> out(configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (tickets[i]) compiled[i].result = pool_->take(*tickets[i]);
+    db::Evaluation& e = out[i].eval;
+    e.config = configs[i];
+    e.timestamp = db::now_iso8601();
+    if (!compiled[i].launch || !compiled[i].result.ok) {
+      e.status = compiled[i].launch ? db::Status::CompileError : db::Status::Invalid;
+      e.reason = "profile: " + (compiled[i].launch ? compiled[i].result.error_line() : compiled[i].launch_error);
+      continue;
+    }
+    gpu::Job job = make_job(configs[i], compiled[i]);
+    job.verify = false;
+    job.capture_outputs = false;
+    job.measure = false;
+    job.profile = true;
+    job.metrics = metrics;
+    const gpu::Result r = run_job(std::move(job), false);
+    if (r.interrupted) throw Error::failed("interrupted");
+    e.status = r.status;
+    e.reason = r.status == db::Status::Ok ? r.counters_note : "profile: " + r.reason;
+    gpu::counters_to_evaluation(r.counter_metrics, r.counter_values, e);
+    out[i].cost_s = r.wall_ms / 1000.0;
+  }
+  return out;
+}
+
+namespace {
+
+// The roofline's two roofs, measured with kernels of ktune's own: a float4
+// copy (bytes read plus written, as bench/gpu/limits counts them) and FP32
+// FMAs in eight independent chains per thread, b and c run-time values so
+// that nothing folds.
+constexpr const char* kLimitsSource = R"cuda(
+extern "C" __global__ void ktune_copy(const float4* __restrict__ in, float4* __restrict__ out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i];
+}
+extern "C" __global__ void ktune_fma(float* out, float b, float c, int iters) {
+  float a[8];
+  for (int k = 0; k < 8; ++k) a[k] = threadIdx.x + k;
+  for (int i = 0; i < iters; ++i)
+#pragma unroll
+    for (int k = 0; k < 8; ++k) a[k] = fmaf(a[k], b, c);
+  float s = 0;
+  for (int k = 0; k < 8; ++k) s += a[k];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+)cuda";
+
+}  // namespace
+
+db::DeviceInfo GpuEvaluator::measure_limits() {
+  db::DeviceInfo info = device();
+  const gpu::DeviceProperties& d = engine_->device();
+  auto run = [&](const char* name, gpu::LaunchGeometry g, std::vector<gpu::ArgSpec> args) {
+    CompileRequest request;
+    request.source = kLimitsSource;
+    request.kernel_name = name;
+    request.arch = arch_;
+    const CompileResult c = pool_->take(pool_->submit(std::move(request)));
+    if (!c.ok) throw Error::failed(std::string("the limits kernel ") + name + " does not compile:\n" + c.log);
+    gpu::Job job;
+    job.label = name;
+    job.cubin.assign(c.cubin.begin(), c.cubin.end());
+    job.kernel_name = c.lowered_name;
+    job.geometry = g;
+    job.args = std::move(args);
+    job.measure_options.warmup_ms = 100;  // clocks up before the roof is taken
+    const gpu::Result r = engine_->run(job);
+    if (r.status != gpu::Status::Ok) throw Error::failed(std::string("the limits kernel ") + name + " failed: " + r.reason);
+    return r.timing.median_ms;
+  };
+  // 512 MiB each way (less on a small GPU): far beyond any L2.
+  const int n = static_cast<int>(std::min<uint64_t>(uint64_t{1} << 25, d.total_memory / 8 / 16));
+  const double copy_ms = run("ktune_copy", {{uint32_t((n + 255) / 256), 1, 1}, {256, 1, 1}, 0},
+                             {gpu::ArgSpec::buffer("in", ElemType::F32, uint64_t(n) * 4, gpu::Fill::constant(1)),
+                              gpu::ArgSpec::buffer("out", ElemType::F32, uint64_t(n) * 4, gpu::Fill::zeros()),
+                              gpu::ArgSpec::scalar_int("n", ElemType::I32, n)});
+  info.copy_gbs = 2.0 * n * 16 / (copy_ms * 1e6);
+  const uint32_t blocks = static_cast<uint32_t>(std::max(d.sm_count, 1) * 8), threads = 256;
+  const int iters = 4096;
+  const double fma_ms = run("ktune_fma", {{blocks, 1, 1}, {threads, 1, 1}, 0},
+                            {gpu::ArgSpec::buffer("out", ElemType::F32, uint64_t(blocks) * threads, gpu::Fill::zeros()),
+                             gpu::ArgSpec::scalar("b", ElemType::F32, 0.999), gpu::ArgSpec::scalar("c", ElemType::F32, 0.5),
+                             gpu::ArgSpec::scalar_int("iters", ElemType::I32, iters)});
+  info.fp32_gflops = double(blocks) * threads * iters * 8 * 2 / (fma_ms * 1e6);
+  return info;
 }
 
 }  // namespace ktune

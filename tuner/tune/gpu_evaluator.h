@@ -47,7 +47,14 @@ struct GpuEvaluatorOptions {
   double race_margin = 0.20;
   int race_samples = 3;
   double compile_timeout_s = CompilePoolOptions::kDefaultCompileTimeLimitS;  // per compile; 0: none
+  // > 0: each configuration's energy per launch from NVML's energy counter
+  // over about this many ms of back-to-back launches (tune --energy; on by
+  // default where the spec's objective or a metric needs energy_j).
+  double energy_ms = 0;
   const std::atomic<bool>* interrupt = nullptr;
+  // Shared with the evaluators of the run's other GPUs (PoolEvaluator); null:
+  // its own, of compile_threads processes.
+  std::shared_ptr<CompilePool> compile_pool;
 };
 
 class GpuEvaluator : public ConfigEvaluator {
@@ -64,8 +71,13 @@ class GpuEvaluator : public ConfigEvaluator {
   std::vector<StaticFeatures> features(std::span<const Config> configs) override;
 
   std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override;
+  std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
+                                const std::vector<std::string>& metrics) override;
 
   const gpu::DeviceProperties& gpu_device() const { return engine_->device(); }
+  // device() with its measured roofs (copy bandwidth, FP32 FMA throughput),
+  // from two kernels of ktune's own run on this GPU.
+  db::DeviceInfo measure_limits();
 
  private:
   struct Compiled;
@@ -81,7 +93,7 @@ class GpuEvaluator : public ConfigEvaluator {
   GpuEvaluatorOptions options_;
   Arch arch_;
   std::unique_ptr<gpu::Engine> engine_;
-  std::unique_ptr<CompilePool> pool_;
+  std::shared_ptr<CompilePool> pool_;
   std::vector<gpu::ArgSpec> args_;
   bool have_expected_ = false;
   double best_median_ms_ = 0;  // of this session's measurements, for the racing rule

@@ -164,9 +164,13 @@ void ReplayEvaluator::evaluate(std::span<const std::vector<Value>> configs, cons
       m.eval.config = values;
       m.eval.status = db::Status::Invalid;
       m.eval.reason = "not in the recorded data";
-      if (c) m.cost_s = ledger_.measured(*c, 0, 0);
+      if (c) {
+        m.serial_s = ledger_.pending_s();
+        m.cost_s = ledger_.measured(*c, 0, 0);
+      }
     } else {
       m.eval = it->second;
+      m.serial_s = ledger_.pending_s();
       m.cost_s = ledger_.measured(*c, recorded_cost_s(m.eval), recorded_compile_s(m.eval));
     }
     if (!on_measured(i, m)) return;

@@ -19,10 +19,13 @@ std::string host_name() {
   return buf;
 }
 
-std::string budget_text(const Budget& b) {
+// The run's budget and, where it has several, its workers: the resources it was given.
+std::string budget_text(const Budget& b, size_t workers) {
   char limit[64];
   std::snprintf(limit, sizeof limit, "%.1f", b.time_limit_s);
-  return "max_fevals=" + std::to_string(b.max_fevals) + ",time_limit_s=" + limit;
+  std::string s = "max_fevals=" + std::to_string(b.max_fevals) + ",time_limit_s=" + limit;
+  if (workers > 1) s.append(",workers=").append(std::to_string(workers));
+  return s;
 }
 
 bool stop_requested(const RunOptions& o) { return o.interrupt && o.interrupt->load(); }
@@ -65,7 +68,6 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   start.device = evaluator.device();
   start.replay = evaluator.replay();
   start.source = evaluator.source();
-  start.workers = evaluator.workers();
   db::SeriesIds ids;
   ids.device_id = store.upsert_device(start.device);
   ids.kernel_id = store.upsert_kernel(kernel_info(spec));
@@ -73,7 +75,9 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   db::RunInfo info;
   info.strategy = o.listed.empty() ? o.strategy : "configs_from";
   info.seed = static_cast<int64_t>(ctx.seed);
-  info.budget = budget_text(o.budget);
+  start.workers = evaluator.workers();
+  start.simulated = evaluator.virtual_time().has_value();
+  info.budget = budget_text(o.budget, start.workers);
   info.host = host_name();
   info.ktune_version = KTUNE_VERSION;
   info.replay = start.replay;
@@ -88,10 +92,17 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
 
   CostOptions co;
   // A replay proposes in the same batches as a GPU run, so it searches as the GPU run would.
+  // On several workers a strategy that learns nothing between batches gets
+  // one batch's worth per worker (StrategyInfo::batch_per_worker).
   co.batch_size = o.batch                ? o.batch
-                  : !o.listed.empty()    ? 64  // nothing to learn between them: keep the compiles ahead
-                                         : strategy_info(o.strategy).preferred_batch;
-  if (!start.replay) {
+                  : !o.listed.empty()    ? 64 * start.workers  // nothing to learn between them: keep the compiles ahead
+                  : strategy_info(o.strategy).batch_per_worker
+                      ? strategy_info(o.strategy).preferred_batch * start.workers
+                      : strategy_info(o.strategy).preferred_batch;
+  if (evaluator.virtual_time()) {
+    // Simulated workers: the budget is the wall time the recorded times imply for them.
+    co.clock = [&evaluator] { return *evaluator.virtual_time(); };
+  } else if (!start.replay) {
     const auto t0 = std::chrono::steady_clock::now();
     co.clock = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   }

@@ -32,17 +32,21 @@ void TuneReport::started(const tune::RunStart& start) {
   device_ = start.device;
   replay_ = start.replay;
   source_ = start.source;
-  workers_ = start.workers;
   prior_ = start.prior;
   reusable_ = start.reusable;
   partial_ = start.partial;
+  workers_ = start.workers;
   std::ostream& out = std::cerr;
   if (replay_)
     out << "ktune: REPLAY — no GPU is used; every time below is a recorded measurement of " << device_.name
         << " from " << source_ << "\n";
   else
     out << "ktune: tuning " << spec_->kernel.name << " on " << source_ << "\n";
-  if (workers_ > 1) out << "ktune: " << workers_ << " workers evaluate configurations side by side\n";
+  if (start.simulated && workers_ > 1)
+    out << "ktune: " << workers_ << " SIMULATED workers: the recorded times laid out on a virtual clock per worker; "
+        << "the time shown is the wall time they imply\n";
+  else if (workers_ > 1)
+    out << "ktune: " << workers_ << " workers evaluate configurations side by side\n";
   if (prior_) out << "ktune: prior: " << prior_->describe() << " (the first configurations come from its best tenth; --no-prior: without)\n";
   if (reusable_)
     out << "ktune: " << reusable_ << " results of this kernel, device and problem size are in the database: one the "
@@ -71,12 +75,22 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   const auto& params = spec_->space().parameters();
   if (json) {
     cli::Json j = {{"run_id", run_id}, {"kernel", spec_->kernel.name}, {"device", device_.name},
-                   {"replay", replay_}, {"source", source_}, {"workers", workers_}, {"stop", stop_reason_name(result.stop)},
+                   {"replay", replay_}, {"source", source_}, {"stop", stop_reason_name(result.stop)},
                    {"evaluations", measured_}, {"resumed", resumed_}, {"reusable", reusable_},
                    {"missing_from_data", missing_ + result.not_recorded},
                    {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_},
                    {"prior", cli::Json()}};
     if (partial_) j["partial_recording"] = {{"recorded", partial_->first}, {"valid", partial_->second}};
+    j["workers"] = workers_;
+    if (pool_) {
+      // The evaluations' wall (virtual in a replay) and the strategy's real time between batches.
+      const double wall = pool_->wall_s + pool_->between_s;
+      j["parallel"] = {{"busy_s", pool_->busy_s}, {"evaluation_wall_s", pool_->wall_s},
+                       {"strategy_s", pool_->between_s}, {"wall_s", wall},
+                       {"efficiency", wall > 0 ? pool_->busy_s / (double(workers_) * wall) : 0.0},
+                       {"simulated", replay_}};
+      if (replay_) j["predicted_wall_s"] = wall;
+    }
     if (prior_)
       j["prior"] = {{"device", prior_->device},          {"problem_size", prior_->problem_size},
                     {"source", prior_->source},          {"results", prior_->observations.size()},
@@ -93,6 +107,7 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
       best.push_back(row);
     }
     j["best"] = best;
+    for (const auto& [key, value] : extra_json_.items()) j[key] = value;
     std::cout << j.dump(2) << '\n';
     return;
   }
@@ -103,6 +118,14 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   if (missing_ + result.not_recorded) std::cout << ", " << missing_ + result.not_recorded << " not in the recorded data";
   if (partial_) std::cout << " (a partial recording: the best is the recorded part's)";
   std::cout << "; " << (replay_ ? "recorded tuning time " : "elapsed ") << fixed(result.elapsed_s, 1) << " s\n";
+  if (pool_) {
+    const double wall = pool_->wall_s + pool_->between_s;
+    std::cout << (replay_ ? "predicted for " + std::to_string(workers_) + " GPUs (simulated): wall "
+                          : "on " + std::to_string(workers_) + " workers: wall ")
+              << fixed(wall, 1) << " s (evaluations " << fixed(pool_->wall_s, 1) << " s, strategy "
+              << fixed(pool_->between_s, 1) << " s), workers busy "
+              << fixed(wall > 0 ? 100 * pool_->busy_s / (double(workers_) * wall) : 0.0, 1) << "%\n";
+  }
   for (const auto& [status, n] : counts_) std::cout << "  " << status << ": " << n << '\n';
   std::vector<std::string> header{"#", "configuration", "time ms"};
   if (!confirmed_.empty()) header.push_back("re-measured");

@@ -16,7 +16,9 @@
 #include "db/record/record.h"
 #include "search/strategy/cost.h"
 #include "tuner/tune/evaluator.h"
+#include "tuner/tune/pool_evaluator.h"
 #include "tuner/tune/prior.h"
+#include "tuner/cli/print/json.h"
 #include "tuner/tune/run.h"
 #include "tuner/cli/print/progress.h"
 #include "tuner/spec/spec.h"
@@ -32,11 +34,16 @@ class TuneReport : public tune::RunObserver {
   void reused(const db::Evaluation& e) override;
   void progress(const TraceEntry& t) override;
   void remeasured(const Measured& m) override;  // the table then shows both times
+  // A PoolEvaluator's account of its workers, before finish().
+  void pool(const PoolStats& stats) { pool_ = stats; }
   void finish(const RunResult& r, bool json, int top, int64_t run_id);
   void finish_interrupted(std::ostream& err);
   bool any_ok() const { return ok_ > 0; }
+  // A further member of the --json summary (e.g. "profile": tune --profile-top).
+  void add_json(const std::string& key, cli::Json value) { extra_json_[key] = std::move(value); }
 
  private:
+  cli::Json extra_json_ = cli::Json::object();
   const Spec* spec_;
   db::DeviceInfo device_;
   bool replay_ = false;
@@ -49,6 +56,8 @@ class TuneReport : public tune::RunObserver {
   std::map<std::string, double> confirmed_;  // config key -> re-measured median
   size_t ok_ = 0, missing_ = 0, resumed_ = 0, measured_ = 0, reusable_ = 0;
   std::optional<std::pair<uint64_t, uint64_t>> partial_;
+  size_t workers_ = 1;
+  std::optional<PoolStats> pool_;
   std::unique_ptr<Progress> bar_;
 };
 

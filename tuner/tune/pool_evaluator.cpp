@@ -1,0 +1,260 @@
+#include "tuner/tune/pool_evaluator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "ktune/error.h"
+
+namespace ktune {
+namespace {
+
+double steady_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+// A live member: its evaluator, made, used and destroyed on its own thread,
+// which runs one task at a time.
+class PoolEvaluator::Member {
+ public:
+  using Task = std::function<void(ConfigEvaluator&)>;
+
+  explicit Member(MakeMember make) { thread_ = std::thread([this, make = std::move(make)] { loop(make); }); }
+  ~Member() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  Member(const Member&) = delete;
+  Member& operator=(const Member&) = delete;
+
+  // Waits until the evaluator is made; rethrows its factory's exception.
+  void wait_made() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return made_; });
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+  void post(Task task) {
+    {
+      std::lock_guard lock(mutex_);
+      task_ = std::move(task);
+    }
+    changed_.notify_all();
+  }
+  // Waits until the posted task is done; its exception, if any.
+  std::exception_ptr wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !task_ && !running_; });
+    return std::exchange(error_, nullptr);
+  }
+  void run(Task task) {
+    post(std::move(task));
+    if (std::exception_ptr e = wait()) std::rethrow_exception(e);
+  }
+
+ private:
+  void loop(const MakeMember& make) {
+    std::unique_ptr<ConfigEvaluator> evaluator;
+    std::exception_ptr error;
+    try {
+      evaluator = make();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::unique_lock lock(mutex_);
+    made_ = true;
+    error_ = error;
+    changed_.notify_all();
+    for (;;) {
+      changed_.wait(lock, [&] { return stopping_ || task_; });
+      if (!task_) break;  // stopping
+      Task task = std::move(task_);
+      task_ = nullptr;
+      running_ = true;
+      lock.unlock();
+      try {
+        if (!evaluator) throw Error::failed("internal: a pool member that was never made");
+        task(*evaluator);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      running_ = false;
+      error_ = std::exchange(error, nullptr);
+      changed_.notify_all();
+    }
+    lock.unlock();
+    evaluator.reset();  // on this thread, which its GPU worker process belongs to
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  Task task_;
+  bool running_ = false, made_ = false, stopping_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+PoolEvaluator::PoolEvaluator(std::vector<MakeMember> members, size_t chunk) : chunk_(chunk) {
+  if (members.empty()) throw Error::failed("internal: a pool of no evaluators");
+  for (MakeMember& make : members) members_.push_back(std::make_unique<Member>(std::move(make)));
+  for (auto& m : members_) m->wait_made();  // the first failure, after every member has started or failed
+  std::vector<db::DeviceInfo> devices(members_.size());
+  std::vector<std::string> sources(members_.size());
+  for (size_t i = 0; i < members_.size(); ++i)
+    members_[i]->run([&, i](ConfigEvaluator& e) {
+      devices[i] = e.device();
+      sources[i] = e.source();
+      if (i == 0) replay_ = e.replay();
+    });
+  for (size_t i = 1; i < devices.size(); ++i)
+    if (devices[i].name != devices[0].name)
+      throw Error::bad_input("the GPUs of one run must be one model (one series of results): " + sources[0] +
+                             " and " + sources[i] + "; tune each model in a run of its own");
+  device_ = devices[0];
+  for (const std::string& s : sources) source_ += (source_.empty() ? "" : "; ") + s;
+  stats_.workers = members_.size();
+}
+
+PoolEvaluator::PoolEvaluator(std::unique_ptr<ConfigEvaluator> replay, size_t workers)
+    : replay_member_(std::move(replay)), simulated_(true) {
+  if (!replay_member_ || workers == 0) throw Error::failed("internal: a simulated pool needs a replay and a worker");
+  replay_ = replay_member_->replay();
+  device_ = replay_member_->device();
+  source_ = replay_member_->source();
+  stats_.workers = workers;
+}
+
+PoolEvaluator::~PoolEvaluator() = default;
+
+size_t PoolEvaluator::chunk_for(size_t batch, size_t workers) {
+  return std::max<size_t>(1, batch / (2 * std::max<size_t>(workers, 1)));
+}
+
+void PoolEvaluator::on_first(const std::function<void(ConfigEvaluator&)>& task) {
+  if (simulated_) task(*replay_member_);
+  else members_[0]->run(task);
+}
+
+std::vector<StaticFeatures> PoolEvaluator::features(std::span<const Config> configs) {
+  std::vector<StaticFeatures> out;
+  on_first([&](ConfigEvaluator& e) { out = e.features(configs); });
+  return out;
+}
+
+std::optional<ConfigEvaluator::RecordedPart> PoolEvaluator::recorded_part() const {
+  return simulated_ ? replay_member_->recorded_part() : std::nullopt;  // a GPU measures any configuration
+}
+
+std::vector<Measured> PoolEvaluator::remeasure(std::span<const std::vector<Value>> configs, int rounds) {
+  std::vector<Measured> out;
+  on_first([&](ConfigEvaluator& e) { out = e.remeasure(configs, rounds); });
+  return out;
+}
+
+std::optional<double> PoolEvaluator::virtual_time() const {
+  if (!simulated_) return std::nullopt;
+  return now_s_;
+}
+
+void PoolEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
+  const double start = steady_s();
+  if (last_batch_end_) stats_.between_s += start - *last_batch_end_;
+  const double virtual_start = now_s_;
+  if (simulated_) evaluate_simulated(configs, on_measured);
+  else evaluate_live(configs, on_measured);
+  last_batch_end_ = steady_s();
+  stats_.wall_s += simulated_ ? now_s_ - virtual_start : *last_batch_end_ - start;
+}
+
+void PoolEvaluator::evaluate_live(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
+  std::mutex mutex;  // guards next and stop, and makes on_measured one call at a time
+  size_t next = 0;
+  bool stop = false;
+  const size_t chunk = chunk_ ? chunk_ : chunk_for(configs.size(), members_.size());
+  auto work = [&](ConfigEvaluator& e) {
+    try {
+      for (;;) {
+        size_t from;
+        {
+          std::lock_guard lock(mutex);
+          if (stop || next >= configs.size()) return;
+          from = next;
+          next = std::min(configs.size(), next + chunk);
+        }
+        e.evaluate(configs.subspan(from, std::min(chunk, configs.size() - from)),
+                   [&](size_t i, const Measured& m) {
+                     std::lock_guard lock(mutex);
+                     stats_.busy_s += m.cost_s;
+                     if (!on_measured(from + i, m)) stop = true;
+                     return !stop;
+                   });
+      }
+    } catch (...) {
+      std::lock_guard lock(mutex);
+      stop = true;  // the others finish what they hold and take no more
+      throw;
+    }
+  };
+  for (auto& m : members_) m->post(work);
+  std::exception_ptr first;
+  for (auto& m : members_)
+    if (std::exception_ptr e = m->wait(); e && !first) first = e;
+  if (first) std::rethrow_exception(first);
+}
+
+// List scheduling on virtual clocks: every worker is free at the batch's
+// start; the lowest-numbered idle worker with the earliest clock takes the
+// next configuration; the earliest finish (then the lowest worker) is
+// reported next, and frees its worker at that time.
+void PoolEvaluator::evaluate_simulated(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
+  struct Running {
+    double end;
+    size_t index;
+    Measured m;
+  };
+  const size_t n = stats_.workers;
+  std::vector<double> free_at(n, now_s_);
+  std::vector<std::optional<Running>> running(n);
+  size_t next = 0;
+  bool stop = false;
+  for (;;) {
+    while (!stop && next < configs.size()) {
+      std::optional<size_t> idle;
+      for (size_t w = 0; w < n; ++w)
+        if (!running[w] && (!idle || free_at[w] < free_at[*idle])) idle = w;
+      if (!idle) break;
+      const size_t index = next++;
+      std::optional<Measured> got;
+      replay_member_->evaluate(configs.subspan(index, 1), [&](size_t, const Measured& m) {
+        got = m;
+        return true;
+      });
+      if (!got) throw Error::failed("internal: a replay gave no answer for a configuration");
+      // The strategy's share (feature compiles while it proposed) holds every worker up.
+      const double begin = free_at[*idle];
+      const double serial = std::clamp(got->serial_s, 0.0, std::max(got->cost_s, 0.0));
+      for (double& f : free_at) f = std::max(f, begin + serial);
+      free_at[*idle] = begin + std::max(got->cost_s, 0.0);
+      running[*idle] = Running{free_at[*idle], index, std::move(*got)};
+    }
+    std::optional<size_t> first;
+    for (size_t w = 0; w < n; ++w)
+      if (running[w] && (!first || running[w]->end < running[*first]->end)) first = w;
+    if (!first) break;
+    Running r = std::move(*running[*first]);
+    running[*first].reset();
+    now_s_ = std::max(now_s_, r.end);
+    stats_.busy_s += r.m.cost_s;
+    if (!on_measured(r.index, r.m)) stop = true;
+  }
+}
+
+}  // namespace ktune

@@ -1,0 +1,102 @@
+// PoolEvaluator: one ConfigEvaluator made of several workers, a batch spread
+// over them as they free up.
+//
+// The tuning loop sees one evaluator; the pool hands the configurations of a
+// batch to whichever worker is free first and reports each result through
+// the one on_measured, one call at a time, so the store keeps one writer and
+// every configuration is reported (and stored) once. A false from on_measured
+// starts nothing more; what is in flight still finishes and is reported.
+// Every other question (device, features, the final re-measure, a partial
+// recording) goes to the first worker.
+//
+// Two ways to run the workers, chosen by the constructor:
+//  * live (GPUs; later other processes): each member is made by its factory
+//    on a thread of its own and is used only from that thread for its whole
+//    life, as gpu::Engine requires (its worker process dies with the thread
+//    that started it). A member takes the next `chunk` configurations of the
+//    batch when it frees up, so that it can compile a few ahead of its own
+//    measurements. Members must measure the same device model: one series.
+//  * simulated (a replay): one replay answers for `workers` simulated workers,
+//    each with a virtual clock. Deterministically, without threads: the next
+//    configuration goes to the worker whose clock is earliest, its recorded
+//    cost_s advances that clock, and results are reported in the order of
+//    their virtual finish. A batch starts when the last of the previous one
+//    is done (the strategy needs every result to propose again). The virtual
+//    time (virtual_time()) is the wall time the recorded times imply for that
+//    many GPUs.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/tune/evaluator.h"
+
+namespace ktune {
+
+// How a pool's workers spent the run, for the report.
+struct PoolStats {
+  size_t workers = 0;
+  double busy_s = 0;       // summed cost_s of the evaluations
+  double wall_s = 0;       // from each batch's start to its last result: virtual time when simulated
+  double between_s = 0;   // real time between batches, every worker idle: the strategy's proposals
+  // Of the evaluation wall, the share the workers were busy: busy / (workers x wall).
+  double efficiency() const { return wall_s > 0 && workers ? busy_s / (double(workers) * wall_s) : 0; }
+};
+
+class PoolEvaluator : public ConfigEvaluator {
+ public:
+  using MakeMember = std::function<std::unique_ptr<ConfigEvaluator>()>;
+
+  // Live: one thread and one member per factory, each member made on its
+  // thread. `chunk`: configurations a member takes at a time (0: a batch's
+  // share, see chunk_for). Rethrows the first factory's exception; throws
+  // Error::bad_input when the members measure different device models.
+  // REQUIRES: at least one factory.
+  explicit PoolEvaluator(std::vector<MakeMember> members, size_t chunk = 0);
+  // Simulated: `workers` virtual workers answered by `replay`, whose cost_s
+  // is recorded time. REQUIRES: workers >= 1.
+  PoolEvaluator(std::unique_ptr<ConfigEvaluator> replay, size_t workers);
+  ~PoolEvaluator() override;
+  PoolEvaluator(const PoolEvaluator&) = delete;
+  PoolEvaluator& operator=(const PoolEvaluator&) = delete;
+
+  db::DeviceInfo device() const override { return device_; }
+  void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
+  bool replay() const override { return replay_; }
+  std::string source() const override { return source_; }
+  std::vector<StaticFeatures> features(std::span<const Config> configs) override;
+  std::optional<RecordedPart> recorded_part() const override;
+  std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override;
+  size_t workers() const override { return stats_.workers; }
+  std::optional<double> virtual_time() const override;
+
+  const PoolStats& stats() const { return stats_; }
+  // A live member's share of a batch: about half of batch / workers, so that
+  // a member that frees up early still finds work, at least one.
+  static size_t chunk_for(size_t batch, size_t workers);
+
+ private:
+  class Member;
+  void evaluate_live(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured);
+  void evaluate_simulated(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured);
+  // Runs `task` on member 0's thread (live) or here (simulated), and waits.
+  void on_first(const std::function<void(ConfigEvaluator&)>& task);
+
+  std::vector<std::unique_ptr<Member>> members_;  // live
+  std::unique_ptr<ConfigEvaluator> replay_member_;  // simulated
+  size_t chunk_ = 0;
+  bool replay_ = false;
+  bool simulated_ = false;
+  db::DeviceInfo device_;
+  std::string source_;
+  PoolStats stats_;
+  double now_s_ = 0;  // simulated: the virtual time of the result being reported, else of the last batch's end
+  std::optional<double> last_batch_end_;  // real seconds on the steady clock, for between_s
+};
+
+}  // namespace ktune
