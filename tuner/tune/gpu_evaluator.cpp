@@ -466,11 +466,13 @@ std::vector<Measured> GpuEvaluator::profile(std::span<const std::vector<Value>> 
                                             const std::vector<std::string>& metrics) {
   std::vector<Compiled> compiled;
   std::vector<std::optional<CompilePool::Ticket>> tickets;
-  const CancelOnExit cancel_on_exit{*pool_};
+  std::vector<CompilePool::Ticket> untaken;
+  const CancelOnExit cancel_on_exit{*pool_, untaken};
   for (const auto& c : configs) {
     std::optional<CompileRequest> request;
     compiled.push_back(prepare(c, request));
     tickets.push_back(request ? std::optional(pool_->submit(std::move(*request))) : std::nullopt);
+    if (tickets.back()) untaken.push_back(*tickets.back());
   }
   std::vector<Measured> out(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
