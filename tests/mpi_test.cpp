@@ -112,8 +112,9 @@ TEST(Mpi, ALearningStrategyKeepsItsBudgetOverThreeRanks) {
   EXPECT_EQ(rows, 40u);
 }
 
-// A rank that stops before the run (here rank 0, on a strategy it does not
-// know) must not leave the others waiting: the job ends with its status.
+// A rank that stops before the run (rank 0 on a strategy it does not know,
+// every rank on a missing spec) must not leave the others waiting: the job
+// ends with its status.
 TEST(Mpi, ABadOptionEndsTheWholeJobWithStatus2) {
   if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (apt-get install openmpi-bin): the MPI run is not tested here";
   ktune::testing::TempDir dir;
@@ -121,6 +122,11 @@ TEST(Mpi, ABadOptionEndsTheWholeJobWithStatus2) {
                       dir.file("m.db") + " 2>&1");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("unknown strategy 'nope'"), std::string::npos) << r.out;
+  // Every rank stops before its part: none may wait for another.
+  const Ran all = shell(mpirun(3) + " tune " + dir.file("absent.yaml") + " --simulate " + kData + " --db " +
+                        dir.file("m.db") + " 2>&1");
+  EXPECT_EQ(all.status, 2) << all.out;
+  EXPECT_NE(all.out.find("spec file does not exist"), std::string::npos) << all.out;
 }
 #endif
 

@@ -48,7 +48,6 @@ class TuneReport : public tune::RunObserver {
   db::DeviceInfo device_;
   bool replay_ = false;
   std::string source_;
-  unsigned workers_ = 1;
   std::optional<Prior> prior_;
   bool interactive_;
   std::vector<db::Evaluation> evals_;
