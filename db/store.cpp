@@ -248,6 +248,13 @@ void Store::end_run(int64_t run_id, const std::string& ended_at) {
       .run();
 }
 
+void Store::end_run_if_later(int64_t run_id, const std::string& ended_at) {
+  query("UPDATE runs SET ended_at = ?1 WHERE id = ?2 AND (ended_at IS NULL OR ended_at < ?1)")
+      .bind(1, ended_at)
+      .bind(2, run_id)
+      .run();
+}
+
 size_t Store::kernel_param_count(int64_t kernel_id) {
   auto it = param_counts_.find(kernel_id);
   if (it != param_counts_.end()) return it->second;

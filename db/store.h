@@ -58,6 +58,7 @@ struct Filter {
   std::optional<ProblemSize> problem_size{};
   std::optional<Status> status{};
   std::optional<int64_t> run_id{};
+  bool outside_runs = false;                // true: only rows that belong to no run
   // false: measurements only; true: rows a replay stored only (tune --simulate).
   // Unset: both. best() honours it by ranking only the rows it keeps.
   std::optional<bool> replayed{};
@@ -82,6 +83,12 @@ struct ResultRow {
 struct KernelRow {
   int64_t id = 0;
   KernelInfo info{};
+  int64_t evaluations = 0;
+};
+
+struct RunRow {
+  int64_t id = 0;
+  RunInfo info{};
   int64_t evaluations = 0;
 };
 
@@ -116,6 +123,9 @@ class Store {
 
   int64_t begin_run(const RunInfo& run);
   void end_run(int64_t run_id, const std::string& ended_at = "");
+  // Sets a run's end where it has none or an earlier one (merge: a run copied
+  // while it went on, then again once it had finished).
+  void end_run_if_later(int64_t run_id, const std::string& ended_at);
 
   // REQUIRES: e.config has as many values as the kernel has parameters.
   // Returns the evaluation's id.
@@ -145,6 +155,8 @@ class Store {
   std::vector<ResultRow> best(const Filter& f);
   std::vector<KernelRow> kernels();
   std::vector<DeviceRow> devices();
+  // Every run and import, oldest first (by id).
+  std::vector<RunRow> runs();
   std::optional<KernelInfo> kernel(int64_t kernel_id);
   // Throws Error::bad_input("unknown kernel X; known: a, b") (likewise for a
   // device) when f names one the store has never seen.

@@ -190,6 +190,7 @@ std::vector<ResultRow> Store::select_rows(const std::string& from, const Filter&
   if (f.problem_size) sql += " AND p.key = ?4";
   if (with_status && f.status) sql += " AND e.status = ?5";
   if (f.run_id) sql += " AND e.run_id = ?6";
+  if (f.outside_runs) sql += " AND e.run_id IS NULL";
   if (f.replayed) sql += " AND " KTUNE_ROW_REPLAYED " = ?8";
   if (!with_status)
     sql += " ORDER BY k.name, d.name, p.key";
@@ -279,6 +280,34 @@ std::vector<DeviceRow> Store::devices() {
     r.evaluations = q.int64(12);
     d.copy_gbs = q.real(13);
     d.fp32_gflops = q.real(14);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<RunRow> Store::runs() {
+  Query q = query(
+      "SELECT r.id, r.strategy, r.strategy_options, r.seed, r.budget, r.started_at, r.ended_at, r.host,"
+      " r.ktune_version, r.replay, r.replay_source, r.imported_from, coalesce(c.n, 0)"
+      " FROM runs r LEFT JOIN (SELECT run_id, count(*) AS n FROM evaluations GROUP BY run_id) c"
+      " ON c.run_id = r.id ORDER BY r.id");
+  std::vector<RunRow> out;
+  while (q.step()) {
+    RunRow r;
+    r.id = q.int64(0);
+    RunInfo& i = r.info;
+    i.strategy = q.text(1);
+    i.strategy_options = q.text(2);
+    i.seed = q.opt_int64(3);
+    i.budget = q.text(4);
+    i.started_at = q.text(5);
+    i.ended_at = q.text(6);
+    i.host = q.text(7);
+    i.ktune_version = q.text(8);
+    i.replay = q.int64(9) != 0;
+    i.replay_source = q.text(10);
+    i.imported_from = q.text(11);
+    r.evaluations = q.int64(12);
     out.push_back(std::move(r));
   }
   return out;

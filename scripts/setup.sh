@@ -3,9 +3,10 @@
 # skips what is installed, and nothing is fetched when everything is present.
 # `--fuzz` also installs what fuzz/run.sh needs: clang and libFuzzer's runtime
 # (the sanitizer build of scripts/test_sanitized.sh needs nothing more: g++
-# brings its sanitizers).
+# brings its sanitizers). Open MPI (libopenmpi-dev, openmpi-bin) builds the MPI run
+# (tuner/mpi/) and runs its test; ktune builds without it too.
 set -eu
-PKGS="cmake ninja-build g++ libyaml-cpp-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev"
+PKGS="cmake ninja-build g++ libyaml-cpp-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libopenmpi-dev openmpi-bin"
 for arg in "$@"; do
   case $arg in
     --fuzz) PKGS="$PKGS clang libclang-rt-14-dev" ;;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -50,6 +51,16 @@ class Writer {
   void put(std::vector<std::uint8_t>& v) { put_blob(v.data(), v.size()); }
   template <class X, class Y>
   void put(std::pair<X, Y>& p) { put(p.first); put(p.second); }
+  template <class K, class V>
+  void put(std::map<K, V>& m) {
+    std::uint64_t n = m.size();
+    put(n);
+    for (auto& [k, v] : m) {
+      K key = k;
+      put(key);
+      put(v);
+    }
+  }
   template <class T>
   void put(std::vector<T>& v) {
     std::uint64_t n = v.size();
@@ -126,6 +137,18 @@ class Reader {
   }
   template <class X, class Y>
   void get(std::pair<X, Y>& p) { get(p.first); get(p.second); }
+  template <class K, class V>
+  void get(std::map<K, V>& m) {
+    std::uint64_t n = 0;
+    get(n);
+    if (n > bytes_.size() - pos_) throw Error::failed("worker protocol: bad element count");
+    m.clear();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::pair<K, V> kv;
+      get(kv);
+      m.insert_or_assign(std::move(kv.first), std::move(kv.second));
+    }
+  }
   template <class T>
   void get(std::optional<T>& v) {
     bool has = false;

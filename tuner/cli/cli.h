@@ -85,6 +85,7 @@ void add_compile_command(CLI::App& app, CommandResult& result);
 void add_tune_command(CLI::App& app, CommandResult& result);
 void add_query_commands(CLI::App& app, CommandResult& result);   // best, results
 void add_interop_commands(CLI::App& app, CommandResult& result); // import, export
+void add_merge_command(CLI::App& app, CommandResult& result);    // merge: databases into one
 void add_devices_command(CLI::App& app, CommandResult& result);
 void add_profile_command(CLI::App& app, CommandResult& result);
 void add_strategies_command(CLI::App& app, CommandResult& result);

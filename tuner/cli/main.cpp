@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   ktune::cli::add_tune_command(app, result);
   ktune::cli::add_query_commands(app, result);
   ktune::cli::add_interop_commands(app, result);
+  ktune::cli::add_merge_command(app, result);
   ktune::cli::add_devices_command(app, result);
   ktune::cli::add_profile_command(app, result);
   ktune::cli::add_strategies_command(app, result);

@@ -10,6 +10,7 @@
 #include "db/store.h"
 #include "ktune/error.h"
 #include "tuner/cli/cli.h"
+#include "tuner/cli/mpi_run.h"
 #include "tuner/cli/print/json.h"
 #include "tuner/tune/configs_from.h"
 #include "tuner/gpu/engine.h"
@@ -53,6 +54,7 @@ struct TuneOptions : ResultsOptions {
   std::optional<double> energy_ms;  // --energy [MS]
   std::string objective;            // --objective NAME
   size_t profile_top = 0;           // --profile-top N
+  bool mpi = false;                 // --mpi: one rank of an MPI job even where no launcher is detected
 };
 
 // --gpus: "all" (every GPU the driver sees) or indices, repeats allowed
@@ -86,7 +88,8 @@ std::vector<int> gpu_list(const std::string& text) {
   return out;
 }
 
-std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o) {
+// `gpu_offset`: an MPI rank's index on its host, so that its ranks take one GPU each.
+std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o, int gpu_offset) {
   if (!o.simulate.empty()) {
     if (o.gpus) throw Error::bad_input("--gpus measures on GPUs; a replay (--simulate) takes --workers N");
     auto replay = std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
@@ -96,7 +99,7 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   }
   if (o.workers) throw Error::bad_input("--workers simulates GPUs in a replay (--simulate); on GPUs use --gpus");
   GpuEvaluatorOptions go;
-  go.gpu = o.gpu;
+  go.gpu = o.gpu + gpu_offset;
   go.cold = o.cold;
   if (o.warmup_ms) {
     if (!(*o.warmup_ms >= 0) || *o.warmup_ms > 10000) throw Error::bad_input("--warmup: milliseconds from 0 to 10000");
@@ -133,6 +136,10 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
 }
 
 int run_tune(const TuneOptions& o) {
+  MpiRun mpi(o.mpi);
+  if (mpi.ranks() > 1 && (o.gpus || o.workers))
+    throw Error::bad_input("--gpus and --workers spread one process's run; under MPI each rank measures on one GPU "
+                           "(--gpu plus its index among the ranks of its host)");
   Spec loaded = load_spec(o.spec, parse_constant_overrides(o.sets));
   if (!o.verify.empty()) {
     if (o.verify != "first-valid") throw Error::bad_input("--verify: 'first-valid' is the one choice, not '" + o.verify + "'");
@@ -143,6 +150,7 @@ int run_tune(const TuneOptions& o) {
     throw Error::bad_input("--energy: milliseconds of back-to-back launches per configuration, 100 to 60000");
   const Spec spec = std::move(loaded);
   if (o.simulate.empty()) spec.require_runnable();  // before the notes: a GPU run needs them
+  if (mpi.serving()) return mpi.serve(spec, [&] { return make_evaluator(spec, o, mpi.local_rank()); });
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
   for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
@@ -176,7 +184,7 @@ int run_tune(const TuneOptions& o) {
     std::cerr << "ktune: measuring " << from.describe() << '\n';
     ro.listed = from.configs;
   }
-  std::unique_ptr<ConfigEvaluator> evaluator = make_evaluator(spec, o);
+  std::unique_ptr<ConfigEvaluator> evaluator = mpi.evaluator(spec, make_evaluator(spec, o, mpi.local_rank()));
   TuneReport report(spec, !o.json);
   const CatchInterrupt ctrl_c;
   const tune::RunOutcome outcome = tune::run(spec, *evaluator, store, ro, report);
@@ -267,6 +275,9 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
                   "for this kernel and problem size, instead of searching (then `ktune compare`)");
   sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
   sub->add_option("--device", o->device, "replay: which device's results to use");
+  sub->add_flag("--mpi", o->mpi,
+                "run as one rank of an MPI job even where no launcher is detected (mpirun and srun are "
+                "detected): rank 0 tunes and stores, the other ranks evaluate; exit 2 where built without MPI");
   sub->add_flag("--json", o->json, "machine-readable summary");
   sub->callback([o, &result] { result.exit_status = run_tune(*o); });
 }

@@ -76,6 +76,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   info.strategy = o.listed.empty() ? o.strategy : "configs_from";
   info.seed = static_cast<int64_t>(ctx.seed);
   start.workers = evaluator.workers();
+  start.simulated = evaluator.virtual_time().has_value();
   info.budget = budget_text(o.budget, start.workers);
   info.host = host_name();
   info.ktune_version = KTUNE_VERSION;

@@ -42,9 +42,11 @@ void TuneReport::started(const tune::RunStart& start) {
         << " from " << source_ << "\n";
   else
     out << "ktune: tuning " << spec_->kernel.name << " on " << source_ << "\n";
-  if (replay_ && workers_ > 1)
+  if (start.simulated && workers_ > 1)
     out << "ktune: " << workers_ << " SIMULATED workers: the recorded times laid out on a virtual clock per worker; "
         << "the time shown is the wall time they imply\n";
+  else if (workers_ > 1)
+    out << "ktune: " << workers_ << " workers evaluate configurations side by side\n";
   if (prior_) out << "ktune: prior: " << prior_->describe() << " (the first configurations come from its best tenth; --no-prior: without)\n";
   if (reusable_)
     out << "ktune: " << reusable_ << " results of this kernel, device and problem size are in the database: one the "

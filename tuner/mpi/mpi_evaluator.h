@@ -1,0 +1,78 @@
+// The tuning run spread over the ranks of an MPI job (`mpirun -n N ktune
+// tune ...`, or srun): rank 0 runs the strategy, the store and the report
+// through an MpiEvaluator; every other rank serves (serve()): it builds its
+// own evaluator (its GPU, or the replayed recording), evaluates the
+// configurations rank 0 sends and sends each result back as it finishes.
+//
+// Rank 0 evaluates too, on a thread of its own with its own evaluator, so N
+// ranks are N workers. A batch is handed out in chunks as workers free up,
+// each a share of what is left (guided self-scheduling: half the remainder
+// split over the workers, at least one configuration), so that a GPU rank can
+// compile a chunk ahead while the tail of a batch still balances. Rank 0's
+// evaluator also answers everything but evaluate(): the device, the compile
+// features for the strategies, the final re-measure, a partial recording.
+//
+// Configurations travel as value indices of the spec's space, results as
+// wire-encoded Measured (tuner/base/wire.h); every rank loads the same spec,
+// which the first message checks (the spec hash), and a GPU rank must have
+// the same GPU model as rank 0 (one run is one device's series). A rank that
+// cannot build its evaluator, or fails while evaluating, fails the run with
+// its message; once on_measured says stop, the chunks in flight are stopped
+// and their late results dropped, as a single GPU cancels its compiles.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tuner/mpi/world.h"
+#include "tuner/spec/spec.h"
+#include "tuner/tune/evaluator.h"
+
+namespace ktune::mpi {
+
+class MpiEvaluator : public ConfigEvaluator {
+ public:
+  // REQUIRES: world.rank() == 0, every other rank in serve(). Waits for each
+  // rank's Ready; throws Error when one failed or does not match (then every
+  // rank has been told to shut down).
+  MpiEvaluator(World& world, const Spec& spec, std::unique_ptr<ConfigEvaluator> local);
+  // Tells every rank to shut down (after stopping what is in flight).
+  ~MpiEvaluator() override;
+
+  db::DeviceInfo device() const override { return local_->device(); }
+  void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
+  bool replay() const override { return local_->replay(); }
+  std::string source() const override { return local_->source(); }
+  std::vector<StaticFeatures> features(std::span<const Config> configs) override { return local_->features(configs); }
+  std::optional<RecordedPart> recorded_part() const override { return local_->recorded_part(); }
+  std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override {
+    return local_->remeasure(configs, rounds);
+  }
+  std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
+                                const std::vector<std::string>& metrics) override {
+    return local_->profile(configs, metrics);
+  }
+  size_t workers() const override { return static_cast<size_t>(world_->size()); }
+
+ private:
+  class LocalThread;
+  struct Slot;
+  class Round;
+  void shut_down() noexcept;
+
+  World* world_;
+  const Spec* spec_;
+  std::unique_ptr<ConfigEvaluator> local_;
+  std::vector<std::string> hosts_;  // per rank, for messages
+  std::unique_ptr<LocalThread> thread_;
+  uint64_t next_chunk_ = 1;
+  bool shut_down_ = false;
+};
+
+// Ranks > 0: builds the local evaluator with `make_local` (an Error there is
+// reported to rank 0), then evaluates chunks until rank 0 says shut down.
+void serve(World& world, const Spec& spec, const std::function<std::unique_ptr<ConfigEvaluator>()>& make_local);
+
+}  // namespace ktune::mpi
