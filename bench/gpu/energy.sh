@@ -18,7 +18,13 @@ echo "tune rc=$? wall_s=$(( $(date +%s) - start ))"
 "$KTUNE" results --db "$OUT/energy.db" --json > "$OUT/$T-results.json"
 python3 - "$OUT/$T-results.json" <<'PY'
 import json, sys
-rows = [r for r in json.load(open(sys.argv[1])) if r["status"] == "ok" and r.get("energy_j") is not None]
+ok = [r for r in json.load(open(sys.argv[1])) if r["status"] == "ok" and r.get("energy_j") is not None]
+# One row per configuration: the final interleaved re-measure where there is one.
+per = {}
+for r in ok:
+    k = json.dumps(r["config"], sort_keys=True)
+    if k not in per or "re-measured" in (r.get("reason") or ""): per[k] = r
+rows = list(per.values())
 if not rows: print("no configuration with energy"); sys.exit(1)
 by_time = min(rows, key=lambda r: r["time_ms"])
 by_energy = min(rows, key=lambda r: r["energy_j"])
@@ -30,4 +36,9 @@ for name, r in (("time", by_time), ("energy", by_energy)):
     print(f"| {name} | {json.dumps(r['config'])} | {r['time_ms']:.4f} | {r['energy_j']*1000:.4f} | {w:.0f} |")
 print(f"energy optimum: {by_energy['time_ms']/by_time['time_ms']:.3f}x the time, "
       f"{by_energy['energy_j']/by_time['energy_j']:.3f}x the energy of the time optimum")
+watts = [r["energy_j"] / r["time_ms"] * 1000 for r in rows]
+print(f"average power over the configurations: {min(watts):.0f} to {max(watts):.0f} W")
+print("the five lowest energies:")
+for r in sorted(rows, key=lambda r: r["energy_j"])[:5]:
+    print(f"  {r['energy_j']*1000:.2f} mJ  {r['time_ms']:.4f} ms  {r['energy_j']/r['time_ms']*1000:.0f} W  {json.dumps(r['config'])}")
 PY
