@@ -33,4 +33,13 @@ std::optional<Roofline> roofline(const Evaluation& e, const DeviceInfo& device) 
   return r;
 }
 
+Roofs::Roofs(Store& store) {
+  for (const DeviceRow& d : store.devices()) by_name_[d.info.name] = d.info;
+}
+
+std::optional<Roofline> Roofs::of(const ResultRow& row) const {
+  const auto it = by_name_.find(row.device);
+  return roofline(row.eval, it == by_name_.end() ? DeviceInfo{} : it->second);
+}
+
 }  // namespace ktune::db

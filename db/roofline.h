@@ -10,7 +10,10 @@
 #include <optional>
 #include <string>
 
+#include <map>
+
 #include "db/record/record.h"
+#include "db/store.h"
 
 namespace ktune::db {
 
@@ -30,5 +33,15 @@ struct Roofline {
 
 // nullopt unless e is ok, has a time and its DRAM counters.
 std::optional<Roofline> roofline(const Evaluation& e, const DeviceInfo& device);
+
+// Every stored device's roofs, by name: the roofline of stored rows.
+class Roofs {
+ public:
+  explicit Roofs(Store& store);
+  std::optional<Roofline> of(const ResultRow& row) const;
+
+ private:
+  std::map<std::string, DeviceInfo> by_name_;
+};
 
 }  // namespace ktune::db

@@ -171,6 +171,21 @@ TEST(Counters, AddFiguresUpdatesOneStoredRowAndMergesMetrics) {
       EXPECT_EQ(row.info.copy_gbs, 3000);
     }
   }
+  // Stored rows find their device's roofs by name (results, compare, report).
+  counted.dram_read_bytes = 1e6;
+  counted.dram_write_bytes = 1e6;
+  s.add_figures(id, counted, db::EvaluationField::Kind::Counter);
+  const db::Roofs roofs(s);
+  const auto rows = s.results({});
+  ASSERT_EQ(rows.size(), 1u);
+  const auto r = roofs.of(rows[0]);
+  ASSERT_TRUE(r);
+  EXPECT_NEAR(r->dram_gbs, 2e6 / 0.5e6, 1e-9);
+  EXPECT_EQ(r->bound, "memory");
+  db::ResultRow elsewhere = rows[0];
+  elsewhere.device = "a GPU never measured";
+  ASSERT_TRUE(roofs.of(elsewhere));
+  EXPECT_EQ(roofs.of(elsewhere)->bound, "");  // no roofs known there
 }
 
 const char* kEnergySpec = R"(

@@ -15,6 +15,7 @@
 #include "ktune/error.h"
 #include "tuner/cli/cli.h"
 #include "tuner/cli/print/json.h"
+#include "tuner/cli/print/profile.h"
 #include "tuner/cli/print/table.h"
 #include "tuner/compile/pool.h"
 #include "tuner/spec/spec.h"
@@ -273,7 +274,7 @@ Json offline_json(const Offline& off, const std::vector<std::string>& names) {
 }
 
 Json compare_json(const CompareCmdOptions& o, const Spec* spec, const db::KernelSeries& s, const db::Portability& p,
-                  const std::optional<Offline>& off) {
+                  const std::optional<Offline>& off, const db::Roofs& roofs) {
   const std::vector<std::string>& names = p.param_names;
   Json devices = Json::array();
   for (const db::DeviceOptimum& d : p.devices) {
@@ -286,6 +287,7 @@ Json compare_json(const CompareCmdOptions& o, const Spec* spec, const db::Kernel
                        {"failed", d.failed},
                        {"compute_capability", d.compute_capability},
                        {"replay", row.replayed}});
+    if (const auto roof = roofs.of(row)) devices.back()["best"]["roofline"] = roofline_json(*roof);
   }
   Json matrix = Json::array(), missing = Json::array();
   for (size_t a = 0; a < p.matrix.size(); ++a) {
@@ -336,14 +338,24 @@ Json compare_json(const CompareCmdOptions& o, const Spec* spec, const db::Kernel
 std::string ratio_text(double r) { return fixed(r, 3); }
 
 void print_text(const CompareCmdOptions& o, const db::KernelSeries& s, const db::Portability& p,
-                const std::optional<Offline>& off) {
+                const std::optional<Offline>& off, const db::Roofs& roofs) {
   const std::vector<std::string>& names = p.param_names;
   std::cout << s.kernel << " at problem size " << db::problem_size_key(s.problem_size) << ", " << p.devices.size()
             << " device" << (p.devices.size() == 1 ? "" : "s") << " (" << o.resolved_db() << ")\n\n";
-  Table optima({"device", "sm", "measured", "failed", "best ms", "best configuration (" + joined(names, ",") + ")"});
-  for (const db::DeviceOptimum& d : p.devices)
-    optima.add({d.device, d.compute_capability ? std::to_string(d.compute_capability) : "-",
-                std::to_string(d.measured), std::to_string(d.failed), fixed(d.time_ms, 4), d.config_key});
+  // The optimum's roofline position where it was profiled (`ktune profile`).
+  bool profiled = false;
+  for (const db::DeviceOptimum& d : p.devices) profiled = profiled || roofs.of(optimum_row(s, d)).has_value();
+  std::vector<std::string> optima_header = {"device", "sm", "measured", "failed", "best ms",
+                                            "best configuration (" + joined(names, ",") + ")"};
+  if (profiled) optima_header.push_back("roofline");
+  Table optima(optima_header);
+  for (const db::DeviceOptimum& d : p.devices) {
+    std::vector<std::string> row = {d.device, d.compute_capability ? std::to_string(d.compute_capability) : "-",
+                                    std::to_string(d.measured), std::to_string(d.failed), fixed(d.time_ms, 4),
+                                    d.config_key};
+    if (profiled) row.push_back(roofline_text(roofs.of(optimum_row(s, d))));
+    optima.add(std::move(row));
+  }
   optima.print(std::cout);
   for (const std::string& d : p.left_out) std::cout << "left out: " << d << " (no successful measurement)\n";
 
@@ -445,8 +457,9 @@ int run_compare(const CompareCmdOptions& o) {
                         joined(p.left_out, "; "));
   std::optional<Offline> off;
   if (!o.arch.empty()) off = compile_offline(*spec, o.arch, series, p);
-  if (o.json) std::cout << compare_json(o, spec ? &*spec : nullptr, series, p, off).dump(2) << '\n';
-  else print_text(o, series, p, off);
+  const db::Roofs roofs(store);
+  if (o.json) std::cout << compare_json(o, spec ? &*spec : nullptr, series, p, off, roofs).dump(2) << '\n';
+  else print_text(o, series, p, off, roofs);
   return 0;
 }
 

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <iostream>
 
+#include "db/roofline.h"
 #include "db/store.h"
 #include "ktune/error.h"
 #include "tuner/cli/cli.h"
 #include "tuner/cli/print/json.h"
+#include "tuner/cli/print/profile.h"
 #include "tuner/compile/occupancy.h"
 #include "tuner/spec/spec.h"
 #include "tuner/cli/print/table.h"
@@ -56,7 +58,7 @@ db::Filter make_filter(const QueryOptions& o, db::Store& store) {
   return f;
 }
 
-Json row_json(const db::ResultRow& r, bool samples) {
+Json row_json(const db::ResultRow& r, bool samples, const db::Roofs& roofs) {
   Json config = Json::object();
   for (size_t i = 0; i < r.param_names.size() && i < r.eval.config.size(); ++i)
     config[r.param_names[i]] = to_json(r.eval.config[i]);
@@ -78,6 +80,7 @@ Json row_json(const db::ResultRow& r, bool samples) {
     if (f.real) opt(f.column, e.*f.real);
     else opt(f.column, e.*f.integer);
   }
+  if (const auto roof = roofs.of(r)) j["roofline"] = roofline_json(*roof);
   if (!e.reason.empty()) j["reason"] = e.reason;
   if (r.run_id) j["run_id"] = *r.run_id;
   j["replay"] = r.replayed;
@@ -114,10 +117,10 @@ std::vector<db::ResultRow> with_config(std::vector<db::ResultRow> rows, const st
   return out;
 }
 
-void print_rows(const std::vector<db::ResultRow>& rows, bool json, bool samples) {
+void print_rows(const std::vector<db::ResultRow>& rows, bool json, bool samples, const db::Roofs& roofs) {
   if (json) {
     Json a = Json::array();
-    for (const auto& r : rows) a.push_back(row_json(r, samples));
+    for (const auto& r : rows) a.push_back(row_json(r, samples, roofs));
     std::cout << a.dump(2) << '\n';
     return;
   }
@@ -130,14 +133,23 @@ void print_rows(const std::vector<db::ResultRow>& rows, bool json, bool samples)
     for (const std::string& n : rows.front().param_names) names.append(names.empty() ? "" : ",").append(n);
     configuration += " (" + names + ")";
   }
-  Table t({"kernel", "device", "problem", configuration, "status", "time ms", "metrics"});
+  // A roofline column only where some row was profiled (`ktune profile`).
+  const bool profiled = std::any_of(rows.begin(), rows.end(), [&](const db::ResultRow& r) {
+    return roofs.of(r).has_value();
+  });
+  std::vector<std::string> header = {"kernel", "device", "problem", configuration, "status", "time ms", "metrics"};
+  if (profiled) header.push_back("roofline");
+  Table t(header);
   for (const auto& r : rows) {
     std::string metrics;
     for (const auto& [k, v] : r.eval.metrics) metrics += (metrics.empty() ? "" : " ") + k + "=" + fixed(v, 2);
     if (r.eval.status != db::Status::Ok) metrics = r.eval.reason.substr(0, 60);
     const std::string device = r.replayed ? r.device + " (replay)" : r.device;
-    t.add({r.kernel, device, db::problem_size_key(r.problem_size), db::config_key(r.eval.config),
-           db::to_string(r.eval.status), r.eval.time_ms ? fixed(*r.eval.time_ms, 4) : "-", metrics});
+    std::vector<std::string> row = {r.kernel, device, db::problem_size_key(r.problem_size),
+                                    db::config_key(r.eval.config), db::to_string(r.eval.status),
+                                    r.eval.time_ms ? fixed(*r.eval.time_ms, 4) : "-", metrics};
+    if (profiled) row.push_back(roofline_text(roofs.of(r)));
+    t.add(std::move(row));
   }
   t.print(std::cout);
   std::cout << rows.size() << " row" << (rows.size() == 1 ? "" : "s") << '\n';
@@ -154,7 +166,7 @@ int run_best(const QueryOptions& o) {
   const db::Filter f = make_filter(o, store);
   store.require_known(f);
   const auto rows = store.best(f);
-  print_rows(rows, o.json, o.samples);
+  print_rows(rows, o.json, o.samples, db::Roofs(store));
   if (rows.empty()) {
     std::cerr << "ktune: no successful measurement matches";
     if (!f.kernel.empty()) std::cerr << " kernel '" << f.kernel << "'";
@@ -170,7 +182,7 @@ int run_results(const QueryOptions& o) {
   db::Filter f = make_filter(o, store);
   store.require_known(f);
   if (!o.config.empty()) f.limit = 0;  // the limit counts the rows that match
-  print_rows(with_config(store.results(f), o.config, o.limit), o.json, o.samples);
+  print_rows(with_config(store.results(f), o.config, o.limit), o.json, o.samples, db::Roofs(store));
   return 0;
 }
 

@@ -54,6 +54,8 @@ int run_report(const ReportCmdOptions& o) {
   ReportOptions ro;
   ro.source = store.path();
   ro.top = o.top;
+  const db::Roofs roofs(store);
+  ro.roofs = &roofs;
   db::write_text_file(o.output, report_html(kernels, ro));
   size_t devices = 0;
   for (const db::KernelSeries& k : kernels) devices += k.devices.size();

@@ -28,4 +28,13 @@ Json configs_json(const SearchSpace& space, const std::vector<Config>& cs) {
   return a;
 }
 
+Json roofline_json(const db::Roofline& r) {
+  Json j = {{"dram_bytes", r.dram_bytes}, {"dram_gbs", r.dram_gbs}};
+  if (r.flop_per_byte) j["flop_per_byte"] = *r.flop_per_byte;
+  if (r.gflops) j["gflops"] = *r.gflops;
+  if (!r.bound.empty()) j["bound"] = r.bound;
+  if (r.of_roof) j["of_roof"] = *r.of_roof;
+  return j;
+}
+
 }  // namespace ktune::cli

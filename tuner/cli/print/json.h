@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "db/roofline.h"
 #include "search/space/space.h"
 #include "search/expr/value.h"
 
@@ -21,5 +22,7 @@ Json to_json(const Value& v);
 Json big_integer_json(const std::string& decimal);
 Json config_json(const SearchSpace& space, const Config& c);
 Json configs_json(const SearchSpace& space, const std::vector<Config>& cs);
+// A roofline position (db/roofline.h): only the members that are known.
+Json roofline_json(const db::Roofline& r);
 
 }  // namespace ktune::cli

@@ -18,6 +18,12 @@ Json opt_json(const std::optional<double>& v) { return v ? Json(*v) : Json(nullp
 
 }  // namespace
 
+std::string roofline_text(const std::optional<db::Roofline>& r) {
+  if (!r) return "-";
+  if (r->of_roof) return r->bound + " " + fixed(*r->of_roof * 100, 1) + "%";
+  return fixed(r->dram_gbs, 0) + " GB/s";
+}
+
 Json profile_json(const Spec& spec, const db::DeviceInfo& device, const std::vector<tune::ProfiledRow>& rows) {
   const auto& params = spec.space().parameters();
   {
@@ -34,11 +40,7 @@ Json profile_json(const Spec& spec, const db::DeviceInfo& device, const std::vec
       Json row = {{"evaluation_id", r.evaluation_id}, {"config", config}, {"time_ms", opt_json(r.eval.time_ms)},
                   {"occupancy", opt_json(r.eval.occupancy)}, {"counters", counters},
                   {"metrics", r.eval.metrics}, {"profile_s", r.cost_s}};
-      if (const auto roof = db::roofline(r.eval, device)) {
-        row["roofline"] = {{"dram_bytes", roof->dram_bytes}, {"dram_gbs", roof->dram_gbs},
-                           {"flop_per_byte", opt_json(roof->flop_per_byte)}, {"gflops", opt_json(roof->gflops)},
-                           {"bound", roof->bound}, {"of_roof", opt_json(roof->of_roof)}};
-      }
+      if (const auto roof = db::roofline(r.eval, device)) row["roofline"] = roofline_json(*roof);
       if (!r.note.empty()) row["note"] = r.note;
       j["profiled"].push_back(row);
     }

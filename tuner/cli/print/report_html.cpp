@@ -1,6 +1,8 @@
 // The HTML report (report_html.h): hand-written SVG and a little CSS.
 #include "tuner/cli/print/report_html.h"
 
+#include "tuner/cli/print/profile.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -444,6 +446,9 @@ void device_section(std::ostringstream& o, const db::KernelSeries& ks, const db:
   o << "<th>time ms</th><th>/ optimum</th><th>registers</th><th>shared B</th><th>local B</th><th>occupancy</th>"
        "<th>compile ms</th>";
   for (const std::string& m : metric_names) o << "<th>" << esc(m) << "</th>";
+  bool profiled = false;
+  for (const db::ResultRow* r : ranked) profiled = profiled || (opt.roofs && opt.roofs->of(*r));
+  if (profiled) o << "<th>achieved occupancy</th><th>roofline</th>";
   o << "</tr>\n";
   for (size_t i = 0; i < ranked.size(); ++i) {
     const db::Evaluation& e = ranked[i]->eval;
@@ -458,6 +463,9 @@ void device_section(std::ostringstream& o, const db::KernelSeries& ks, const db:
       auto it = e.metrics.find(m);
       o << "<td class=\"n\">" << (it == e.metrics.end() ? "-" : sig(it->second, 4)) << "</td>";
     }
+    if (profiled)
+      o << "<td class=\"n\">" << (e.achieved_occupancy ? num(100 * *e.achieved_occupancy, 0) + "%" : "-")
+        << "</td><td>" << esc(cli::roofline_text(opt.roofs->of(*ranked[i]))) << "</td>";
     o << "</tr>\n";
   }
   o << "</table>\n";

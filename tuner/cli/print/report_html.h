@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "db/portability.h"
+#include "db/roofline.h"
 
 namespace ktune {
 
@@ -26,6 +27,9 @@ struct ReportOptions {
   std::string source;       // shown in the page: where the results came from
   size_t top = 10;          // fastest configurations listed per device
   size_t max_runs = 6;      // runs drawn per device (the latest; longer ones first on ties)
+  // The devices' roofs: profiled configurations (`ktune profile`) then show
+  // their achieved occupancy and roofline position. nullptr: not shown.
+  const db::Roofs* roofs = nullptr;
 };
 
 std::string report_html(const std::vector<db::KernelSeries>& kernels, const ReportOptions& options = {});
