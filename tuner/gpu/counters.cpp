@@ -127,9 +127,8 @@ constexpr const char* kTensor[] = {
     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
 };
 // Floating-point operations on the CUDA cores, as Nsight Compute's roofline
-// counts them: a fused multiply-add is two. The smsp__ forms: on the H100 the
-// sm__ forms of these three, collected together, came out three times the
-// known FLOP count of an SGEMM (2 M N K), the smsp__ forms exactly at it.
+// counts them (its smsp__ forms): a fused multiply-add is two. Each count is
+// profiled in a session of its own (metric_sets).
 struct Flop {
   const char* metric;
   double weight;
