@@ -5,12 +5,14 @@ Replays each exhaustive recording (Kernel Tuner cache with every sample kept,
 examples/data/*.json) in its recorded order, as a brute-force run measured it:
 the best median so far is the minimum over the configurations measured fully
 so far; a configuration whose first K samples all lie above (1 + MARGIN) x
-that best is stopped (tuner/gpu/measure.h, race_lost). A false stop is a
+that best is stopped (tuner/gpu/measure.h, race_lost); with --first M, one
+whose first sample alone lies above (1 + M) x that best is stopped after it
+(the one-sample rule, race_first_above_ms). A false stop is a
 stopped configuration whose full median ranks in the top 1% of the space.
 Prints, per recording and margin, the stopped share, the false stops and the
 share of sampled GPU time racing saves.
 
-    bench/studies/racing_false_stops.py [--k 3] [--margins 0.05,0.1,0.2] examples/data/*.json
+    bench/studies/racing_false_stops.py [--k 3] [--margins 0.05,0.1,0.2] [--first 1.0] examples/data/*.json
 """
 import argparse
 import json
@@ -28,7 +30,7 @@ def configs(path):
     return out
 
 
-def study(samples, k, margin):
+def study(samples, k, margin, first=None):
     medians = [statistics.median(s) for s in samples]
     ranked = sorted(medians)
     top = ranked[max(0, len(ranked) // 100 - 1)] if len(ranked) >= 100 else ranked[0]
@@ -38,9 +40,14 @@ def study(samples, k, margin):
     for s, med in zip(samples, medians):
         total = sum(s)
         spent += total
-        if best > 0 and len(s) >= k and min(s[:k]) > best * (1 + margin):
+        used = 0
+        if best > 0 and first is not None and s[0] > best * (1 + first):
+            used = 1
+        elif best > 0 and len(s) >= k and min(s[:k]) > best * (1 + margin):
+            used = k
+        if used:
             stopped += 1
-            saved += total - sum(s[:k])
+            saved += total - sum(s[:used])
             if med <= top:
                 false_stops += 1
             continue
@@ -52,6 +59,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--margins", default="0.05,0.1,0.2")
+    ap.add_argument("--first", type=float, default=None,
+                    help="margin of the one-sample rule (off when not given)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     margins = [float(m) for m in a.margins.split(",")]
@@ -67,7 +76,7 @@ def main():
         n_all += len(s)
         cells = []
         for m in margins:
-            st, fs, sv = study(s, a.k, m)
+            st, fs, sv = study(s, a.k, m, a.first)
             totals[m][0] += st
             totals[m][1] += fs
             cells.append(f"{st} / {fs} / {100 * sv:.0f}%")

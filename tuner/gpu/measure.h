@@ -9,7 +9,10 @@
 //
 // Hot mode (default) batches back-to-back launches so that one sample lasts at
 // least min_sample_ms, which keeps event resolution and launch gaps out of
-// short kernels' numbers. Cold mode flushes L2 (writes a buffer twice its
+// short kernels' numbers. The launch that estimates the cost is itself warm:
+// it counts toward the warm-up, and for a kernel long enough to fill a sample
+// alone it is the first sample, so a long kernel pays no launch it does not
+// use. Cold mode flushes L2 (writes a buffer twice its
 // size) before every sample and times single launches. Samples are stored per
 // launch (sample time / launches in it). When NVML is there, each sample is
 // checked for power or thermal throttling and the count is reported.
@@ -69,6 +72,9 @@ struct MeasureOptions {
   // configuration cannot rank near the best, so more samples buy nothing.
   double race_above_ms = 0;
   int race_samples = 3;
+  // > 0: the one-sample rule, a wider bound that stops sampling as soon as
+  // the first sample lies above it (a configuration far behind the best).
+  double race_first_above_ms = 0;
   // > 0: after the samples, keep the kernel running back to back for about
   // this long while reading NVML's energy counter (Timing::energy_j).
   double energy_ms = 0;
@@ -130,9 +136,11 @@ class Measurer {
   // One launch followed by a synchronisation, every error checked.
   void run_once(CUfunction fn, const LaunchGeometry& g, void** params);
 
+  // ran_before: the function already ran since it was loaded (the verified
+  // run), so its lazy set-up is paid and no launch is spent on it here.
   Timing measure(CUfunction fn, const LaunchGeometry& g, void** params,
                  const MeasureOptions& options, const OnBatch& on_batch,
-                 const NvmlDevice* sensors);
+                 const NvmlDevice* sensors, bool ran_before = false);
 
  private:
   void launch(CUfunction fn, const LaunchGeometry& g, void** params);

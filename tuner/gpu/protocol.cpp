@@ -15,7 +15,7 @@ template <class A> void fields(A& a, LaunchGeometry& g) { a(g.grid, g.block, g.d
 template <class A> void fields(A& a, Tolerance& t) { a(t.atol, t.rtol); }
 template <class A> void fields(A& a, MeasureOptions& o) {
   a(o.warmup_ms, o.min_sample_ms, o.max_launches_per_sample, o.min_samples, o.max_samples,
-    o.max_noise, o.time_cap_ms, o.cold, o.race_above_ms, o.race_samples, o.energy_ms);
+    o.max_noise, o.time_cap_ms, o.cold, o.race_above_ms, o.race_samples, o.race_first_above_ms, o.energy_ms);
 }
 template <class A> void fields(A& a, Job& j) {
   a(j.label, j.cubin, j.kernel_name, j.geometry, j.args, j.verify, j.tolerance,

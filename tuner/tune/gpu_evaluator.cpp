@@ -258,6 +258,7 @@ gpu::Result GpuEvaluator::run_job(gpu::Job job, bool race) {
   if (race && options_.racing && job.measure && best_median_ms_ > 0) {
     job.measure_options.race_above_ms = best_median_ms_ * (1 + options_.race_margin);
     job.measure_options.race_samples = options_.race_samples;
+    job.measure_options.race_first_above_ms = best_median_ms_ * (1 + options_.race_first_margin);
   }
   const bool idle = !gpu_idle_since_ || ms_since(*gpu_idle_since_) > options_.idle_gap_ms;
   job.measure_options.warmup_ms = idle ? options_.idle_warmup_ms : options_.warm_warmup_ms;

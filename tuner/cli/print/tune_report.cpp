@@ -9,6 +9,16 @@
 
 namespace ktune {
 
+namespace {
+
+// The spread of a result's samples (stddev / mean), where it has them.
+std::optional<double> noise_of(const db::Evaluation& e) {
+  if (!e.stddev_ms || !e.mean_ms || !(*e.mean_ms > 0) || e.sample_count < 2) return std::nullopt;
+  return *e.stddev_ms / *e.mean_ms;
+}
+
+}  // namespace
+
 TuneReport::TuneReport(const Spec& spec, bool interactive) : spec_(&spec), interactive_(interactive) {}
 
 void TuneReport::measured(const Measured& m) {
@@ -18,6 +28,13 @@ void TuneReport::measured(const Measured& m) {
   }
   ++measured_;
   ++counts_[db::to_string(m.eval.status)];
+  const db::Evaluation& e = m.eval;
+  split_.compile += e.compile_ms.value_or(0);
+  split_.load += e.load_ms.value_or(0);
+  split_.verify += e.verify_ms.value_or(0);
+  split_.measure += e.benchmark_ms.value_or(0);
+  split_.framework += e.framework_ms.value_or(0);
+  if (e.stopped_early.value_or(0)) ++split_.stopped_early;
   if (m.eval.status == db::Status::Ok) ++ok_;
   evals_.push_back(m.eval);
 }
@@ -102,11 +119,17 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
       cli::Json row = {{"config", c}, {"time_ms", *r[i]->time_ms}, {"objective", *objective_of(*spec_, *r[i])},
                        {"ratio_to_best", *objective_of(*spec_, *r[0]) / *objective_of(*spec_, *r[i])}};
       if (!r[i]->metrics.empty()) row["metrics"] = r[i]->metrics;
+      row["samples"] = r[i]->sample_count;
+      if (auto n = noise_of(*r[i])) row["noise"] = *n;
       if (auto it = confirmed_.find(db::config_key(r[i]->config)); it != confirmed_.end())
         row["confirmed_time_ms"] = it->second;
       best.push_back(row);
     }
     j["best"] = best;
+    if (!replay_)
+      j["time_split_s"] = {{"compile", split_.compile / 1000}, {"load", split_.load / 1000},
+                           {"verify", split_.verify / 1000},   {"measure", split_.measure / 1000},
+                           {"framework", split_.framework / 1000}, {"stopped_early", split_.stopped_early}};
     for (const auto& [key, value] : extra_json_.items()) j[key] = value;
     std::cout << j.dump(2) << '\n';
     return;
@@ -127,13 +150,20 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
               << fixed(wall > 0 ? 100 * pool_->busy_s / (double(workers_) * wall) : 0.0, 1) << "%\n";
   }
   for (const auto& [status, n] : counts_) std::cout << "  " << status << ": " << n << '\n';
-  std::vector<std::string> header{"#", "configuration", "time ms"};
+  if (!replay_ && measured_ > 0)
+    std::cout << "time: compile " << fixed(split_.compile / 1000, 1) << " s (in parallel with the GPU), load "
+              << fixed(split_.load / 1000, 1) << " s, verify " << fixed(split_.verify / 1000, 1) << " s, measure "
+              << fixed(split_.measure / 1000, 1) << " s, framework " << fixed(split_.framework / 1000, 1) << " s; "
+              << split_.stopped_early << " stopped early by racing\n";
+  std::vector<std::string> header{"#", "configuration", "time ms", "noise"};
   if (!confirmed_.empty()) header.push_back("re-measured");
   for (const auto& m : spec_->metrics) header.push_back(m.name);
   header.push_back("vs best");
   Table t(header);
   for (size_t i = 0; i < r.size() && i < static_cast<size_t>(top); ++i) {
-    std::vector<std::string> row{std::to_string(i + 1), db::config_key(r[i]->config), fixed(*r[i]->time_ms, 4)};
+    const std::optional<double> noise = noise_of(*r[i]);
+    std::vector<std::string> row{std::to_string(i + 1), db::config_key(r[i]->config), fixed(*r[i]->time_ms, 4),
+                                 noise ? fixed(100 * *noise, 1) + "% of " + std::to_string(r[i]->sample_count) : "-"};
     if (!confirmed_.empty()) {
       auto it = confirmed_.find(db::config_key(r[i]->config));
       row.push_back(it == confirmed_.end() ? "" : fixed(it->second, 4));

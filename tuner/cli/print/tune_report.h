@@ -58,6 +58,12 @@ class TuneReport : public tune::RunObserver {
   size_t workers_ = 1;
   std::optional<PoolStats> pool_;
   std::unique_ptr<Progress> bar_;
+  // Where the run's time went, summed over its own evaluations (ms): compiles
+  // run beside the GPU in other processes, the rest is the GPU worker's.
+  struct TimeSplit {
+    double compile = 0, load = 0, verify = 0, measure = 0, framework = 0;
+    size_t stopped_early = 0;
+  } split_;
 };
 
 }  // namespace ktune
