@@ -137,7 +137,8 @@ class Measurer {
   void run_once(CUfunction fn, const LaunchGeometry& g, void** params);
 
   // ran_before: the function already ran since it was loaded (the verified
-  // run), so its lazy set-up is paid and no launch is spent on it here.
+  // run), or its module was loaded eagerly: no lazy set-up is left to pay,
+  // so no launch is spent on it here.
   Timing measure(CUfunction fn, const LaunchGeometry& g, void** params,
                  const MeasureOptions& options, const OnBatch& on_batch,
                  const NvmlDevice* sensors, bool ran_before = false);
