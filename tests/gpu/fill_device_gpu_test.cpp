@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "tuner/compile/compiler.h"
 #include "tuner/gpu/args.h"
