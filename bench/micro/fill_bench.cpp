@@ -46,7 +46,7 @@ struct Gpu {
   Gpu() {
     const DriverLoad& d = cuda_driver();
     if (!d.ready()) {
-      error = "no CUDA driver: " + d.message;
+      error = d.message;
       return;
     }
     try {
