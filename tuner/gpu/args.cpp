@@ -1,9 +1,9 @@
 #include "tuner/gpu/args.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <thread>
 #include <utility>
@@ -121,7 +121,7 @@ double element_value(ElemType t, const std::uint8_t* data, std::size_t i) {
 
 void store_element(ElemType t, double v, std::uint8_t* out) {
   const std::uint64_t bits = fill::kt_encode(static_cast<int>(t), v);
-  switch (elem_size(t)) {  // the value's own width, so the bytes do not depend on the host's byte order
+  switch (elem_size(t)) {  // stored at the element's own width, as a value of its type
     case 1: { auto b = static_cast<std::uint8_t>(bits); std::memcpy(out, &b, 1); return; }
     case 2: { auto b = static_cast<std::uint16_t>(bits); std::memcpy(out, &b, 2); return; }
     case 4: { auto b = static_cast<std::uint32_t>(bits); std::memcpy(out, &b, 4); return; }
