@@ -1,37 +1,26 @@
 #include "tuner/gpu/args.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <limits>
+#include <thread>
 #include <utility>
+
+#include "tuner/gpu/fill_device.h"
+#include "tuner/gpu/fill_element.h"
 
 namespace ktune::gpu {
 namespace {
 
-
-// splitmix64: tiny, fast and identical everywhere (std distributions are not).
-std::uint64_t next_random(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+// Threads of one host fill, at most.
+constexpr std::size_t kMaxFillThreads = 16;
 
 std::uint64_t name_seed(const std::string& name) {
   std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
   for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
   return h;
-}
-
-template <class T>
-void store_int(double v, std::uint8_t* out) {
-  double lo = static_cast<double>(std::numeric_limits<T>::min());
-  double hi = static_cast<double>(std::numeric_limits<T>::max());
-  T t = std::isnan(v) ? T(0) : v <= lo ? std::numeric_limits<T>::min()
-                              : v >= hi ? std::numeric_limits<T>::max() : static_cast<T>(v);
-  std::memcpy(out, &t, sizeof t);
 }
 
 template <class T>
@@ -54,26 +43,44 @@ std::vector<std::uint8_t> read_file(const ArgSpec& arg, std::size_t bytes) {
   return data;
 }
 
+// Elements [begin, end) from encode(i), each stored as T (its type's width).
+template <class T, class Encode>
+void encode_range(std::size_t begin, std::size_t end, std::uint8_t* out, const Encode& encode) {
+  for (std::size_t i = begin; i < end; ++i) {
+    const T bits = static_cast<T>(encode(i));
+    std::memcpy(out + i * sizeof(T), &bits, sizeof(T));
+  }
+}
+
+// n elements from encode(i) (bits in the low bytes): every element depends on
+// its index alone, so large buffers are split over threads by index ranges.
+template <class Encode>
+void encode_in_ranges(ElemType type, std::size_t n, std::uint8_t* out, const Encode& encode) {
+  const std::size_t size = elem_size(type);
+  auto range = [&](std::size_t begin, std::size_t end) {
+    switch (size) {
+      case 1: return encode_range<std::uint8_t>(begin, end, out, encode);
+      case 2: return encode_range<std::uint16_t>(begin, end, out, encode);
+      case 4: return encode_range<std::uint32_t>(begin, end, out, encode);
+      default: return encode_range<std::uint64_t>(begin, end, out, encode);
+    }
+  };
+  // Below a few MiB a thread costs more than it saves.
+  constexpr std::size_t kBytesPerThread = std::size_t{4} << 20;
+  const std::size_t wanted = std::min<std::size_t>(n * size / kBytesPerThread, kMaxFillThreads);
+  const std::size_t threads = std::max<std::size_t>(1, std::min<std::size_t>(wanted, std::thread::hardware_concurrency()));
+  const std::size_t chunk = (n + threads - 1) / threads;
+  {
+    std::vector<std::jthread> helpers;  // joined when the block ends, exceptions included
+    for (std::size_t t = 1; t < threads; ++t)
+      helpers.emplace_back(range, std::min(n, t * chunk), std::min(n, (t + 1) * chunk));
+    range(0, std::min(n, chunk));
+  }
+}
+
 }  // namespace
 
-std::uint16_t float_to_half(float f) {
-  std::uint32_t x = std::bit_cast<std::uint32_t>(f);
-  std::uint32_t sign = (x >> 16) & 0x8000u;
-  std::uint32_t absx = x & 0x7FFFFFFFu;
-  if (absx > 0x7F800000u) return static_cast<std::uint16_t>(sign | 0x7E00u);  // NaN
-  if (absx >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // overflow -> inf
-  if (absx < 0x38800000u) {  // subnormal half (or zero): scale into 2^-24 units
-    float a = std::bit_cast<float>(absx);
-    auto m = static_cast<std::uint32_t>(std::nearbyint(a * 16777216.0f));
-    return static_cast<std::uint16_t>(sign | m);
-  }
-  std::uint32_t mant = absx & 0x7FFFFFu;
-  std::uint32_t exp = (absx >> 23) - 112;
-  std::uint32_t h = (exp << 10) | (mant >> 13);
-  std::uint32_t rest = mant & 0x1FFFu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // nearest even; carries into exp
-  return static_cast<std::uint16_t>(sign | h);
-}
+std::uint16_t float_to_half(float f) { return static_cast<std::uint16_t>(fill::kt_half_bits(f)); }
 
 float half_to_float(std::uint16_t h) {
   std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
@@ -87,12 +94,7 @@ float half_to_float(std::uint16_t h) {
   return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
 }
 
-std::uint16_t float_to_bf16(float f) {
-  std::uint32_t x = std::bit_cast<std::uint32_t>(f);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
-  x += 0x7FFFu + ((x >> 16) & 1u);
-  return static_cast<std::uint16_t>(x >> 16);
-}
+std::uint16_t float_to_bf16(float f) { return static_cast<std::uint16_t>(fill::kt_bf16_bits(f)); }
 
 float bf16_to_float(std::uint16_t h) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
@@ -118,19 +120,12 @@ double element_value(ElemType t, const std::uint8_t* data, std::size_t i) {
 }
 
 void store_element(ElemType t, double v, std::uint8_t* out) {
-  switch (t) {
-    case ElemType::F16: { auto h = float_to_half(static_cast<float>(v)); std::memcpy(out, &h, 2); return; }
-    case ElemType::BF16: { auto h = float_to_bf16(static_cast<float>(v)); std::memcpy(out, &h, 2); return; }
-    case ElemType::F32: { auto f = static_cast<float>(v); std::memcpy(out, &f, 4); return; }
-    case ElemType::F64: std::memcpy(out, &v, 8); return;
-    case ElemType::I8: return store_int<std::int8_t>(v, out);
-    case ElemType::I16: return store_int<std::int16_t>(v, out);
-    case ElemType::I32: return store_int<std::int32_t>(v, out);
-    case ElemType::I64: return store_int<std::int64_t>(v, out);
-    case ElemType::U8: return store_int<std::uint8_t>(v, out);
-    case ElemType::U16: return store_int<std::uint16_t>(v, out);
-    case ElemType::U32: return store_int<std::uint32_t>(v, out);
-    case ElemType::U64: return store_int<std::uint64_t>(v, out);
+  const std::uint64_t bits = fill::kt_encode(static_cast<int>(t), v);
+  switch (elem_size(t)) {  // stored at the element's own width, as a value of its type
+    case 1: { auto b = static_cast<std::uint8_t>(bits); std::memcpy(out, &b, 1); return; }
+    case 2: { auto b = static_cast<std::uint16_t>(bits); std::memcpy(out, &b, 2); return; }
+    case 4: { auto b = static_cast<std::uint32_t>(bits); std::memcpy(out, &b, 4); return; }
+    default: std::memcpy(out, &bits, 8); return;
   }
 }
 
@@ -168,26 +163,42 @@ ArgSpec ArgSpec::scalar_int(std::string name, ElemType type, std::int64_t value)
   return a;
 }
 
+std::uint64_t random_seed(const ArgSpec& arg) { return arg.fill.seed ? *arg.fill.seed : name_seed(arg.name); }
+
+std::pair<double, double> random_range(const ArgSpec& arg) {
+  return {arg.fill.lo.value_or(0.0), arg.fill.hi.value_or(is_float(arg.type) ? 1.0 : 100.0)};
+}
+
 std::vector<std::uint8_t> fill_host(const ArgSpec& arg) {
   const std::size_t n = arg.count, size = elem_size(arg.type);
   if (arg.fill.kind == FillKind::File) return read_file(arg, n * size);
   std::vector<std::uint8_t> data(n * size, 0);
   const Fill& f = arg.fill;
-  if (f.kind == FillKind::Zeros) return data;
   std::uint8_t* out = data.data();
-  if (f.kind == FillKind::Constant) {
-    for (std::size_t i = 0; i < n; ++i) store_element(arg.type, f.value, out + i * size);
-  } else if (f.kind == FillKind::Sequence) {
-    for (std::size_t i = 0; i < n; ++i)
-      store_element(arg.type, f.start + static_cast<double>(i) * f.step, out + i * size);
-  } else {
-    std::uint64_t state = f.seed ? *f.seed : name_seed(arg.name);
-    const bool fl = is_float(arg.type);
-    const double lo = f.lo.value_or(0.0), hi = f.hi.value_or(fl ? 1.0 : 100.0);
-    for (std::size_t i = 0; i < n; ++i) {
-      double u = static_cast<double>(next_random(state) >> 11) * 0x1.0p-53;
-      double v = lo + u * (hi - lo);
-      store_element(arg.type, fl ? v : std::floor(v), out + i * size);
+  const int type = static_cast<int>(arg.type);
+  switch (f.kind) {
+    case FillKind::Zeros:
+    case FillKind::File:
+      break;
+    case FillKind::Constant: {
+      std::uint8_t one[8];
+      store_element(arg.type, f.value, one);
+      for (std::size_t i = 0; i < n; ++i) std::memcpy(out + i * size, one, size);
+      break;
+    }
+    case FillKind::Sequence:
+      encode_in_ranges(arg.type, n, out, [&f, type](std::size_t i) {
+        return fill::kt_encode(type, fill::kt_sequence_value(f.start, f.step, i));
+      });
+      break;
+    case FillKind::Random: {
+      const std::uint64_t seed = random_seed(arg);
+      const auto [lo, hi] = random_range(arg);
+      const bool integer = !is_float(arg.type);
+      encode_in_ranges(arg.type, n, out, [=](std::size_t i) {
+        return fill::kt_encode(type, fill::kt_random_value(seed, i, lo, hi, integer));
+      });
+      break;
     }
   }
   return data;
@@ -206,7 +217,7 @@ std::vector<std::uint8_t> scalar_bytes(const ArgSpec& arg) {
   return out;
 }
 
-ArgumentSet::ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs)
+ArgumentSet::ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs, DeviceFiller* filler)
     : api_(api), specs_(std::move(specs)) {
   const std::size_t n = specs_.size();
   memory_.resize(n);
@@ -225,30 +236,40 @@ ArgumentSet::ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs)
       std::memcpy(&storage_[i], bytes.data(), bytes.size());
       continue;
     }
-    std::vector<std::uint8_t> data = fill_host(a);
-    memory_[i] = DeviceMemory(api_, data.size());
-    if (!data.empty())
-      check(api_, api_.cuMemcpyHtoD(memory_[i].ptr(), data.data(), data.size()),
-            "cuMemcpyHtoD(argument '" + a.name + "')");
-    CUdeviceptr p = memory_[i].ptr();
+    const std::size_t bytes = a.count * elem_size(a.type);
+    memory_[i] = DeviceMemory(api_, bytes);
+    const CUdeviceptr p = memory_[i].ptr();
+    // On the device, queued; else made here and uploaded (kept for a restore below).
+    std::vector<std::uint8_t> data;
+    if (filler && fills_on_device(a)) {
+      filler->fill(a, p);
+    } else {
+      data = fill_host(a);
+      if (!data.empty())
+        check(api_, api_.cuMemcpyHtoD(p, data.data(), data.size()), "cuMemcpyHtoD(argument '" + a.name + "')");
+    }
     std::memcpy(&storage_[i], &p, sizeof p);
     if (!a.output) continue;
     outputs_.push_back({a.name, a.type, a.count, p});
     // Pure outputs are poisoned before use: their initial data is not needed.
-    if (!a.read_write || data.empty()) continue;
+    if (!a.read_write || bytes == 0) continue;
     try {
-      pristine_[i] = DeviceMemory(api_, data.size());
-      check(api_, api_.cuMemcpyDtoDAsync(pristine_[i].ptr(), p, data.size(), nullptr),
+      pristine_[i] = DeviceMemory(api_, bytes);
+      check(api_, api_.cuMemcpyDtoDAsync(pristine_[i].ptr(), p, bytes, nullptr),
             "cuMemcpyDtoDAsync(keeping '" + a.name + "')");
     } catch (const CudaError& e) {
       // No room for a second device copy: restore from the host (a slower upload per run).
       if (e.code() != CUDA_ERROR_OUT_OF_MEMORY) throw;
       pristine_[i] = DeviceMemory();
+      if (data.empty()) {  // filled on the device: read back once (waits for the fill)
+        data.resize(bytes);
+        check(api_, api_.cuMemcpyDtoH(data.data(), p, bytes), "cuMemcpyDtoH(keeping '" + a.name + "')");
+      }
       initial_[i] = std::move(data);
     }
   }
-  // Pageable uploads may still be in flight when cuMemcpyHtoD returns.
-  check(api_, api_.cuCtxSynchronize(), "uploading arguments");
+  // Pageable uploads and device fills may still be in flight here.
+  check(api_, api_.cuCtxSynchronize(), "filling arguments");
 }
 
 std::string ArgumentSet::upload_constants(const Module& module) const {

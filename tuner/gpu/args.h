@@ -1,4 +1,4 @@
-// Kernel arguments: how each is described, filled on the host, and held on the GPU.
+// Kernel arguments: how each is described, filled, and held on the GPU.
 //
 // ArgSpec is the engine's own plain description of one kernel parameter (the
 // spec layer translates its YAML into these). Host data is produced
@@ -7,12 +7,13 @@
 // fills default to a seed derived from the argument's name, so two inputs never
 // silently hold the same data, and never to zeros.
 //
-// ArgumentSet (worker side) uploads the buffers once per argument list and,
-// before each verified run, poisons the outputs (0xFF bytes: NaN for every
-// float type) so an element the kernel never wrote is caught, and restores
-// read-write buffers to their initial contents. Both happen on the device
-// (memset, device-to-device copy from a pristine copy), queued without a host
-// wait: a verified run costs no host traffic and no allocation.
+// ArgumentSet (worker side) fills the buffers once per argument list (on the
+// device where a DeviceFiller can, fill_device.h; else on the host, then
+// uploaded) and, before each verified run, poisons the outputs (0xFF bytes:
+// NaN for every float type) so an element the kernel never wrote is caught,
+// and restores read-write buffers to their initial contents. Both happen on
+// the device (memset, device-to-device copy from a pristine copy), queued
+// without a host wait: a verified run costs no host traffic and no allocation.
 #pragma once
 
 #include <cstddef>
@@ -86,8 +87,14 @@ struct HostBuffer {
 };
 
 // The initial contents of a buffer argument. Throws ktune::Error (bad input)
-// for a File fill that cannot be read or has the wrong size.
+// for a File fill that cannot be read or has the wrong size. Every element
+// depends on its index alone (fill_element.inc), so large buffers are filled
+// on several threads, and the device fill (fill_device.h) gives the same bytes.
 std::vector<std::uint8_t> fill_host(const ArgSpec& arg);
+// A Random fill's seed (its own, else derived from the argument's name) and
+// its range [lo, hi) (its own bounds, else the defaults of Fill).
+std::uint64_t random_seed(const ArgSpec& arg);
+std::pair<double, double> random_range(const ArgSpec& arg);
 
 // The scalar's bytes as the kernel receives them (elem_size(type) bytes).
 std::vector<std::uint8_t> scalar_bytes(const ArgSpec& arg);
@@ -112,9 +119,13 @@ struct DeviceBufferView {
 
 // The device side of an argument list: buffers, their initial data, and the
 // kernel parameter array. Lives in the worker; one per distinct argument list.
+class DeviceFiller;
+
 class ArgumentSet {
  public:
-  ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs);
+  // filler: fills on the device the buffers fills_on_device() accepts
+  // (fill_device.h); null, or for the others, fill_host and an upload.
+  ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs, DeviceFiller* filler = nullptr);
 
   // Poison outputs, restore read-write buffers: the state a verified run needs.
   // Queued on the legacy default stream, which every launch on a blocking

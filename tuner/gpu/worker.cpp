@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "tuner/gpu/counters.h"
+#include "tuner/gpu/fill_device.h"
 #include "tuner/gpu/protocol.h"
 #include "tuner/gpu/verify_device.h"
 
@@ -60,6 +62,11 @@ class Session {
   std::vector<std::uint8_t> module_image_;
   std::vector<std::uint8_t> args_key_;
   std::unique_ptr<ArgumentSet> args_;
+  // Made by the first argument list with a buffer to fill on the device. A
+  // kernel that cannot be had (this NVRTC cannot target the GPU) leaves the
+  // fills to the host, which gives the same bytes: asked once per worker.
+  std::unique_ptr<DeviceFiller> filler_;
+  bool filler_failed_ = false;
   // The expected outputs arrive between jobs; the first verified job uploads
   // them (inside a job, so a failure is that job's result, not the worker's
   // end) and the host copy is dropped. They stay here, and verification runs
@@ -191,7 +198,15 @@ ArgumentSet& Session::arguments(const Job& job) {
   if (!args_ || key != args_key_) {
     args_.reset();  // free the old buffers before allocating the new ones
     args_key_.clear();
-    args_ = std::make_unique<ArgumentSet>(*api_, job.args);
+    const bool wanted = std::any_of(job.args.begin(), job.args.end(), fills_on_device);
+    if (wanted && !filler_ && !filler_failed_) {
+      try {
+        filler_ = std::make_unique<DeviceFiller>(*api_, device_);
+      } catch (const Error&) {
+        filler_failed_ = true;
+      }
+    }
+    args_ = std::make_unique<ArgumentSet>(*api_, job.args, filler_.get());
     args_key_ = std::move(key);
   }
   return *args_;
