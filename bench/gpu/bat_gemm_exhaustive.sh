@@ -8,6 +8,10 @@
 #   bench/gpu/bat_gemm_exhaustive.sh KTUNE BAT_GEMM_DIR OUTDIR [ktune tune options]
 #
 # LIMIT (s, default 570) ends the run early (SIGINT: what was measured is kept).
+# CHECK_TOP=N then measures the N configurations with the best stored times
+# again with every sample (--no-racing --force, tune --configs-from): the
+# winner of that full-sample run against the raced run's, and whether any
+# configuration racing stopped early ranks in the full-sample top 1%.
 set -u
 KTUNE=$1; BATDIR=$2; OUT=$3; shift 3
 LIMIT=${LIMIT:-570}
@@ -54,4 +58,40 @@ try:
         print("  best:", b.get("time_ms"), b.get("confirmed_time_ms"), b.get("noise"), b.get("samples"), b["config"])
 except Exception as e:
     print("no run summary:", e)
+PY
+
+[ -n "${CHECK_TOP:-}" ] || exit 0
+device=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['device'])" "$OUT/run.json")
+start=$(date +%s.%N)
+KTUNE_CACHE_DIR="$OUT/cache" "$KTUNE" tune "$BATDIR/GEMM-CAFF.json" --configs-from "$device" --top "$CHECK_TOP" \
+  --no-racing --force --json --db "$OUT/gemm.db" "$@" > "$OUT/check.json" 2> "$OUT/check.err"
+rc=$?
+end=$(date +%s.%N)
+"$KTUNE" results "$BATDIR/GEMM-CAFF.json" --db "$OUT/gemm.db" --json --sort id --limit 0 > "$OUT/rows_all.json" 2>/dev/null
+python3 - "$OUT" "$rc" "$start" "$end" "$CHECK_TOP" <<'PY'
+import json, sys
+out, rc, start, end, top = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+rows = json.load(open(out + "/rows_all.json"))
+raced = json.load(open(out + "/rows.json"))
+ids = {r["id"] for r in raced}
+key = lambda r: json.dumps(r["config"], sort_keys=True)
+first = {}
+for r in raced:
+    if not r.get("reason", "").startswith("re-measured"):
+        first.setdefault(key(r), r)
+full = [r for r in rows if r["id"] not in ids and r["status"] == "ok" and not r.get("stopped_early")]
+full.sort(key=lambda r: r["time_ms"])
+print(f"full-sample check: exit {rc}, {len(full)} configurations in {end - start:.1f} s")
+rw = min((r for r in first.values() if r["status"] == "ok" and not r.get("stopped_early")), key=lambda r: r["time_ms"])
+fw = full[0]
+print(f"raced winner {rw['time_ms']:.4f} ms {rw['config']}")
+print(f"full-sample winner {fw['time_ms']:.4f} ms {fw['config']}; same configuration: {key(rw) == key(fw)}")
+same = [r for r in full if key(r) == key(rw)]
+if same:
+    print(f"the raced winner sampled fully: {same[0]['time_ms']:.4f} ms = {same[0]['time_ms'] / fw['time_ms']:.4f} x the full-sample winner")
+n1 = max(1, len(full) // 100)
+stopped = [r for r in full[:n1] if first.get(key(r), {}).get("stopped_early")]
+print(f"full-sample top {n1} (1% of {len(full)}): {len(stopped)} were stopped early by racing")
+for r in stopped:
+    print(f"  stopped: raced {first[key(r)]['time_ms']:.4f} ms, full {r['time_ms']:.4f} ms {r['config']}")
 PY

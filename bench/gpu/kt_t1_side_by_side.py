@@ -22,7 +22,7 @@ kernel_tuner.tune_kernel:
   dynamic shared memory).
 
     bench/gpu/kt_t1_side_by_side.py T1.json --out DIR [--strategy random_sample]
-        [--max-fevals 60] [--seed 1] [--iterations 10] [--flops 2*4096**3]
+        [--max-fevals 60] [--time-limit S] [--seed 1] [--iterations 10] [--flops 2*4096**3]
         [--dry-run] [--simulate KT_CACHE.json]
 
 Prints one JSON line (also written to DIR/kt_<strategy>.json). --dry-run
@@ -364,7 +364,10 @@ def run(conv, args):
         cache = os.path.join(os.path.abspath(args.out), f"{tag}_cache.json")
         if os.path.exists(cache):
             os.remove(cache)  # a fresh run: Kernel Tuner would resume from it
-    strategy_options = {"max_fevals": args.max_fevals}
+    # brute_force takes no max_fevals: 0 leaves it out.
+    strategy_options = {"max_fevals": args.max_fevals} if args.max_fevals > 0 else {}
+    if args.time_limit:
+        strategy_options["time_limit"] = args.time_limit
     kw = dict(
         grid_div_x=conv["grid"]["grid_div"][0],
         grid_div_y=conv["grid"]["grid_div"][1],
@@ -469,6 +472,8 @@ def main():
     ap.add_argument("--out", default="kt_out", help="output folder (cache, log, result JSON)")
     ap.add_argument("--strategy", default="random_sample")
     ap.add_argument("--max-fevals", type=int, default=60)
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="seconds: Kernel Tuner's strategy option time_limit (e.g. brute_force for a while)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--data-seed", type=int, default=7, help="numpy seed for the Random arguments")
     ap.add_argument("--iterations", type=int, default=10, help="runs per configuration (BAT's runner: 10)")
