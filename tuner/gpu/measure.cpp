@@ -245,6 +245,10 @@ void Measurer::measure_energy(CUfunction fn, const LaunchGeometry& g, void** par
   Clock::time_point first_at, last_at;
   const Clock::time_point start = Clock::now();
   const double give_up_ms = 4 * o.energy_ms + 2000;  // a counter that never steps
+  // Host time between the counter's first and last step seen so far.
+  auto busy_ms = [&] {
+    return last_mj ? std::chrono::duration<double, std::milli>(last_at - first_at).count() : 0.0;
+  };
   int slot = 0;
   enqueue(0);
   enqueue(1);
@@ -269,21 +273,19 @@ void Measurer::measure_energy(CUfunction fn, const LaunchGeometry& g, void** par
       }
       seen = mj;
     }
-    const double busy_ms =
-        last_mj ? std::chrono::duration<double, std::milli>(last_at - first_at).count() : 0;
     const double spent_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    if (busy_ms >= o.energy_ms || spent_ms >= give_up_ms) break;
+    if (busy_ms() >= o.energy_ms || spent_ms >= give_up_ms) break;
     enqueue(slot);
     slot ^= 1;
   }
   check(api_, api_.cuStreamSynchronize(stream_.get()), "kernel execution");
-  const double busy_ms = last_mj ? std::chrono::duration<double, std::milli>(last_at - first_at).count() : 0;
-  if (!last_mj || busy_ms <= 0) {
+  const double busy = busy_ms();
+  if (!last_mj || busy <= 0) {
     t.energy_note = "NVML's energy counter did not step twice within " + std::to_string(int(give_up_ms)) + " ms";
     return;
   }
-  t.energy_window_ms = busy_ms;
-  t.power_w = static_cast<double>(*last_mj - *first_mj) / busy_ms;  // mJ / ms = W
+  t.energy_window_ms = busy;
+  t.power_w = static_cast<double>(*last_mj - *first_mj) / busy;  // mJ / ms = W
   t.energy_j = t.power_w * t.median_ms / 1000.0;
 }
 

@@ -394,8 +394,7 @@ void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const O
   }
 }
 
-std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>> configs, int rounds) {
-  // Measured before, so these are cache hits, answered by the pool at once.
+std::vector<GpuEvaluator::Compiled> GpuEvaluator::compile_all(std::span<const std::vector<Value>> configs) {
   std::vector<Compiled> compiled;
   std::vector<std::optional<CompilePool::Ticket>> tickets;
   std::vector<CompilePool::Ticket> untaken;
@@ -409,6 +408,12 @@ std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>
   for (size_t i = 0; i < configs.size(); ++i)
     if (tickets[i]) compiled[i].result = pool_->take(*tickets[i]);
   untaken.clear();
+  return compiled;
+}
+
+std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>> configs, int rounds) {
+  // Measured before, so these are cache hits, answered by the pool at once.
+  const std::vector<Compiled> compiled = compile_all(configs);
   std::vector<Measured> out(configs.size());
   std::vector<std::vector<double>> medians(configs.size()), energies(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -465,19 +470,9 @@ std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>
 
 std::vector<Measured> GpuEvaluator::profile(std::span<const std::vector<Value>> configs,
                                             const std::vector<std::string>& metrics) {
-  std::vector<Compiled> compiled;
-  std::vector<std::optional<CompilePool::Ticket>> tickets;
-  std::vector<CompilePool::Ticket> untaken;
-  const CancelOnExit cancel_on_exit{*pool_, untaken};
-  for (const auto& c : configs) {
-    std::optional<CompileRequest> request;
-    compiled.push_back(prepare(c, request));
-    tickets.push_back(request ? std::optional(pool_->submit(std::move(*request))) : std::nullopt);
-    if (tickets.back()) untaken.push_back(*tickets.back());
-  }
+  const std::vector<Compiled> compiled = compile_all(configs);
   std::vector<Measured> out(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
-    if (tickets[i]) compiled[i].result = pool_->take(*tickets[i]);
     db::Evaluation& e = out[i].eval;
     e.config = configs[i];
     e.timestamp = db::now_iso8601();

@@ -88,6 +88,9 @@ class GpuEvaluator : public ConfigEvaluator {
   struct Compiled;
   // Geometry, and the compile request for the pool (nullopt when the geometry fails).
   Compiled prepare(const std::vector<Value>& config, std::optional<CompileRequest>& request) const;
+  // Every configuration prepared and compiled (all submitted before any is
+  // awaited): what remeasure and profile run over.
+  std::vector<Compiled> compile_all(std::span<const std::vector<Value>> configs);
   Measured run_one(const std::vector<Value>& config, const Compiled& compiled);
   gpu::Job make_job(const std::vector<Value>& config, const Compiled& compiled) const;
   // The engine's answer to `job`, with the warm-up chosen by how long the GPU has been idle.
