@@ -4,9 +4,10 @@
 # compiles a slice of a T1 space exhaustively (`ktune compile --all`, in the
 # space's order) twice from an empty cubin cache, first with
 # KTUNE_CODE_REUSE=0 (every configuration through NVRTC's whole pipeline, as
-# before), then with the reuse on, and prints configurations per second for
-# both, their ratio, and whether both runs produced the same cubins.
-# Needs no GPU (NVRTC only).
+# before), then with the reuse on, and prints for both the configurations per
+# second of wall time and per CPU second (the compile workers' user + system
+# time: the steadier figure on a shared machine), the speed-up, and whether
+# both runs produced the same cubins. Needs no GPU (NVRTC only).
 #
 #   bench/gpu/compile_reuse.sh KTUNE OUT T1.json [-j N] [PARAM=v1,v2,...]...
 #
@@ -20,9 +21,9 @@ JOBS=$(nproc)
 if [ "${1:-}" = "-j" ]; then JOBS=$2; shift 2; fi
 mkdir -p "$OUT"
 rm -rf "$OUT/cache-off" "$OUT/cache-on"
-python3 - "$T1" "$OUT" "$@" <<'PY' || exit 2
-import json, os, shutil, sys
-t1, out, *restrict = sys.argv[1:]
+python3 - "$KTUNE" "$OUT" "$T1" "$JOBS" "$@" <<'PY'
+import hashlib, json, os, resource, shutil, subprocess, sys, time
+ktune, out, t1, jobs, *restrict = sys.argv[1:]
 spec = json.load(open(t1))
 params = {p["Name"]: p for p in spec["ConfigurationSpace"]["TuningParameters"]}
 for r in restrict:
@@ -32,41 +33,35 @@ kernel = spec["KernelSpecification"]["KernelFile"]
 shutil.copy(os.path.join(os.path.dirname(os.path.abspath(t1)), kernel), os.path.join(out, os.path.basename(kernel)))
 spec["KernelSpecification"]["KernelFile"] = os.path.basename(kernel)
 json.dump(spec, open(os.path.join(out, "slice.json"), "w"), indent=1)
-PY
-for mode in off on; do
-  reuse=0; [ "$mode" = on ] && reuse=1
-  start=$(date +%s.%N)
-  KTUNE_CACHE_DIR="$OUT/cache-$mode" KTUNE_CODE_REUSE=$reuse \
-    "$KTUNE" compile "$OUT/slice.json" --all -j "$JOBS" --json > "$OUT/$mode.json" 2> "$OUT/$mode.err"
-  rc=$?
-  end=$(date +%s.%N)
-  echo "$mode $rc $start $end" > "$OUT/$mode.time"
-done
-python3 - "$OUT" "$JOBS" <<'PY'
-import hashlib, json, os, sys
-out, jobs = sys.argv[1:]
-def run(mode):
-    _, rc, start, end = open(os.path.join(out, mode + ".time")).read().split()
-    rows = json.load(open(os.path.join(out, mode + ".json")))["configurations"]
-    return int(rc), float(end) - float(start), rows
+
 def cubins(mode):
-    # Every entry of the cache folder, keyed by its first-level key: the
-    # cubin bytes of each configuration (compile rows carry the key's entry).
+    # The cubin field of every first-level entry in the cache folder.
     found = {}
     for root, _, files in os.walk(os.path.join(out, "cache-" + mode)):
         for f in files:
             if f.endswith(".kcubin"):
                 data = open(os.path.join(root, f), "rb").read()
-                at = data.find(b"\ncubin ")
-                found[f[:-7]] = hashlib.sha256(data[at:data.rfind(b"sha256 ")]).hexdigest()
+                found[f[:-7]] = hashlib.sha256(data[data.find(b"\ncubin "):data.rfind(b"sha256 ")]).hexdigest()
     return found
-res = {m: run(m) for m in ("off", "on")}
-for m, (rc, secs, rows) in res.items():
+
+res = {}
+for mode in ("off", "on"):
+    env = dict(os.environ, KTUNE_CACHE_DIR=os.path.join(out, "cache-" + mode), KTUNE_CODE_REUSE="1" if mode == "on" else "0")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    with open(os.path.join(out, mode + ".json"), "w") as o, open(os.path.join(out, mode + ".err"), "w") as e:
+        rc = subprocess.run([ktune, "compile", os.path.join(out, "slice.json"), "--all", "-j", jobs, "--json"],
+                            stdout=o, stderr=e, env=env).returncode
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    rows = json.load(open(os.path.join(out, mode + ".json")))["configurations"]
     same = sum(1 for r in rows if r.get("same_code"))
-    print(f"reuse {m:3}  rc={rc}  configurations={len(rows)}  compiled_by_nvrtc={len(rows) - same}  "
-          f"wall={secs:.1f}s  configs_per_s={len(rows) / secs:.3f}  (-j {jobs})")
+    res[mode] = (wall, cpu)
+    print(f"reuse {mode:3}  rc={rc}  configurations={len(rows)}  shared={same}  wall={wall:.1f}s  cpu={cpu:.1f}s  "
+          f"configs_per_s={len(rows) / wall:.3f}  configs_per_cpu_s={len(rows) / cpu:.3f}  (-j {jobs})", flush=True)
 off, on = cubins("off"), cubins("on")
 common = set(off) & set(on)
-print(f"speed-up {res['off'][1] / res['on'][1]:.2f}x;  cubins compared: {len(common)}, "
-      f"different: {sum(1 for k in common if off[k] != on[k])}")
+print(f"speed-up: wall {res['off'][0] / res['on'][0]:.2f}x, cpu {res['off'][1] / res['on'][1]:.2f}x;  "
+      f"cubins compared: {len(common)}, different: {sum(1 for k in common if off[k] != on[k])}")
 PY

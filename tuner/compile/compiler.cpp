@@ -313,8 +313,12 @@ Compiler::Compiler(CompilerOptions options)
   if (options.use_cache) {
     cache_.emplace(options.cache_dir.empty() ? CubinCache::default_dir() : options.cache_dir);
   }
-  const char* env = std::getenv("KTUNE_CODE_REUSE");
-  reuse_same_code_ = options.reuse_same_code && !(env != nullptr && std::string_view(env) == "0");
+  code_reuse_ = options.code_reuse;
+  if (const char* env = std::getenv("KTUNE_CODE_REUSE"); env != nullptr && std::string_view(env) == "0") {
+    code_reuse_ = CodeReuse::off;
+  } else if (env != nullptr && std::string_view(env) == "1") {
+    code_reuse_ = CodeReuse::always;
+  }
 }
 
 std::string Compiler::nvrtc_version() {
@@ -436,7 +440,9 @@ CompileResult Compiler::compile_missed(const CompileRequest& request, const std:
                                        bool* cacheable) const {
   const std::string kernel = request.source_path.string() + "\n" + request.kernel_name;
   bool worth = false;
-  if (cache_ && reuse_same_code_) {
+  if (cache_ && code_reuse_ == CodeReuse::always) {
+    worth = true;
+  } else if (cache_ && code_reuse_ == CodeReuse::automatic) {
     std::lock_guard lock(reuse_ledger_->mutex);
     worth = reuse_ledger_->kernels[kernel].worth();
   }

@@ -94,11 +94,15 @@ struct CompileResult {
   std::string error_line() const;
 };
 
+// The second cache level (same code, other parameters): `automatic` pays for
+// the front-end pass while it pays back for a kernel (the contract above),
+// `always` for every miss, `off` never. KTUNE_CODE_REUSE=0 or =1 in the
+// environment means off or always, whatever the options say.
+enum class CodeReuse { automatic, always, off };
+
 struct CompilerOptions {
   bool use_cache = true;
-  // The second cache level (same code, other parameters); needs use_cache.
-  // KTUNE_CODE_REUSE=0 in the environment turns it off too.
-  bool reuse_same_code = true;
+  CodeReuse code_reuse = CodeReuse::automatic;  // needs use_cache
   std::filesystem::path cache_dir{};  // empty: CubinCache::default_dir()
   // Folder of the CUDA headers; empty: $CUDA_HOME/include, else the toolkit
   // ktune was built against.
@@ -145,7 +149,7 @@ class Compiler {
     bool worth() const { return keys < 4 || key_ms <= 0.1 * compile_ms + saved_ms; }
   };
   std::optional<CubinCache> cache_;
-  bool reuse_same_code_ = true;
+  CodeReuse code_reuse_ = CodeReuse::automatic;
   std::filesystem::path cuda_include_dir_;
   struct ReuseLedger {
     std::mutex mutex;

@@ -8,7 +8,7 @@ namespace ktune {
 
 // The wire layout of each type (found by argument-dependent lookup).
 template <class A> void fields(A& a, Arch& r) { a(r.sm, r.suffix); }
-template <class A> void fields(A& a, CompilerOptions& o) { a(o.use_cache, o.cache_dir, o.cuda_include_dir, o.reuse_same_code); }
+template <class A> void fields(A& a, CompilerOptions& o) { a(o.use_cache, o.cache_dir, o.cuda_include_dir, o.code_reuse); }
 template <class A> void fields(A& a, CompileRequest& r) {
   a(r.source, r.source_path, r.kernel_name, r.template_args, r.defines, r.options, r.include_dirs, r.arch,
     r.std, r.block_threads, r.dynamic_smem, r.compiler, r.defer_if_busy);
