@@ -17,6 +17,9 @@ void TuneReport::measured(const Measured& m) {
     return;
   }
   ++measured_;
+  if (m.eval.compile_ms.value_or(0) > 0) ++compiled_;
+  compile_ms_ += m.eval.compile_ms.value_or(0);
+  gpu_ms_ += m.eval.load_ms.value_or(0) + m.eval.verify_ms.value_or(0) + m.eval.benchmark_ms.value_or(0);
   ++counts_[db::to_string(m.eval.status)];
   if (m.eval.status == db::Status::Ok) ++ok_;
   evals_.push_back(m.eval);
@@ -82,6 +85,7 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
                    {"prior", cli::Json()}};
     if (partial_) j["partial_recording"] = {{"recorded", partial_->first}, {"valid", partial_->second}};
     j["workers"] = workers_;
+    j["time_split"] = {{"compile_s", compile_ms_ / 1000}, {"compiled", compiled_}, {"gpu_s", gpu_ms_ / 1000}};
     if (pool_) {
       // The evaluations' wall (virtual in a replay) and the strategy's real time between batches.
       const double wall = pool_->wall_s + pool_->between_s;
@@ -118,6 +122,14 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   if (missing_ + result.not_recorded) std::cout << ", " << missing_ + result.not_recorded << " not in the recorded data";
   if (partial_) std::cout << " (a partial recording: the best is the recorded part's)";
   std::cout << "; " << (replay_ ? "recorded tuning time " : "elapsed ") << fixed(result.elapsed_s, 1) << " s\n";
+  if (measured_) {
+    // Compiles run in parallel with the GPU, so the two may add up to more
+    // than the elapsed time; a run whose compiles far exceed the GPU's
+    // (times the compile workers) waits for its compiler.
+    std::cout << "time: compiles " << fixed(compile_ms_ / 1000, 1) << " s (" << compiled_
+              << " compiled, the rest from the cubin cache), GPU " << fixed(gpu_ms_ / 1000, 1)
+              << " s (load, verify, benchmark)\n";
+  }
   if (pool_) {
     const double wall = pool_->wall_s + pool_->between_s;
     std::cout << (replay_ ? "predicted for " + std::to_string(workers_) + " GPUs (simulated): wall "

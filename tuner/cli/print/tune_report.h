@@ -54,6 +54,11 @@ class TuneReport : public tune::RunObserver {
   std::map<std::string, int> counts_;
   std::map<std::string, double> confirmed_;  // config key -> re-measured median
   size_t ok_ = 0, missing_ = 0, resumed_ = 0, measured_ = 0, reusable_ = 0;
+  // Where this run's evaluations spent their time (reused ones left out):
+  // NVRTC in the compile workers (cache hits cost nothing) against the GPU
+  // worker's load, verify and benchmark phases.
+  double compile_ms_ = 0, gpu_ms_ = 0;
+  size_t compiled_ = 0;
   std::optional<std::pair<uint64_t, uint64_t>> partial_;
   size_t workers_ = 1;
   std::optional<PoolStats> pool_;
