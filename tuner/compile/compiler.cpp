@@ -481,11 +481,15 @@ CompileResult Compiler::compile_missed(const CompileRequest& request, const std:
   for (int round = 0; round < 3; ++round) {
     if (std::optional<CacheEntry> e = cache_->load(*key)) return reuse(std::move(*e));
     if (cache_->claim(*key)) {
+      struct Release {  // also when the compile throws: others would wait on a live process's claim
+        const CubinCache& cache;
+        const std::string& key;
+        ~Release() { cache.release(key); }
+      } release{*cache_, *key};
       const auto start = std::chrono::steady_clock::now();
       CompileResult r = compile_with_nvrtc(request, source, cacheable);
       const double ms = ms_since(start);
       if (*cacheable) cache_->store(*key, {r.ok, r.cubin, r.lowered_name, r.log, r.resources, ms});
-      cache_->release(*key);
       account(ms, 0);
       return r;
     }

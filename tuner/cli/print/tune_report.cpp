@@ -127,7 +127,7 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
     // than the elapsed time; a run whose compiles far exceed the GPU's
     // (times the compile workers) waits for its compiler.
     std::cout << "time: compiles " << fixed(compile_ms_ / 1000, 1) << " s (" << compiled_
-              << " compiled, the rest from the cubin cache), GPU " << fixed(gpu_ms_ / 1000, 1)
+              << " through the compile workers, the rest from the cubin cache), GPU " << fixed(gpu_ms_ / 1000, 1)
               << " s (load, verify, benchmark)\n";
   }
   if (pool_) {
