@@ -79,7 +79,22 @@ TEST_F(Cli, ASpecWithoutItsKernelSourceDescribesAndReplaysButDoesNotCompile) {
   EXPECT_EQ(nlohmann::json::parse(cmp.out)["strategies"][0]["max_evals_used"].get<int>(), 10);
   Ran replay = ktune("tune " + yaml.string() + " --simulate " + kVecData + " --max-fevals 10 --json --db " + db_);
   ASSERT_EQ(replay.status, 0) << replay.out;
-  EXPECT_EQ(nlohmann::json::parse(replay.out)["evaluations"].get<int>(), 10);
+  const auto run = nlohmann::json::parse(replay.out);
+  EXPECT_EQ(run["evaluations"].get<int>(), 10);
+  // The compile / GPU split adds up the stored rows' phases.
+  const auto rows = nlohmann::json::parse(ktune("results --json --db " + db_).out);
+  ASSERT_EQ(rows.size(), 10u);
+  double compile_ms = 0, gpu_ms = 0;
+  int compiled = 0;
+  for (const auto& row : rows) {
+    compile_ms += row.value("compile_ms", 0.0);
+    compiled += row.value("compile_ms", 0.0) > 0;
+    gpu_ms += row.value("load_ms", 0.0) + row.value("verify_ms", 0.0) + row.value("benchmark_ms", 0.0);
+  }
+  EXPECT_GT(compile_ms, 0);
+  EXPECT_NEAR(run["time_split"]["compile_s"].get<double>(), compile_ms / 1000, 1e-6);
+  EXPECT_NEAR(run["time_split"]["gpu_s"].get<double>(), gpu_ms / 1000, 1e-6);
+  EXPECT_EQ(run["time_split"]["compiled"].get<int>(), compiled);
 }
 
 TEST_F(Cli, SpaceReportsExactCountsAsJson) {
@@ -111,6 +126,7 @@ TEST_F(Cli, ReplayTunesFromRecordedH100DataAndSaysSo) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("REPLAY"), std::string::npos);
   EXPECT_NE(r.out.find("NVIDIA H100"), std::string::npos);
+  EXPECT_NE(r.out.find("time: compiles "), std::string::npos) << r.out;
   Ran best = ktune("best --json --db " + db_);
   ASSERT_EQ(best.status, 0) << best.out;
   auto j = nlohmann::json::parse(best.out);

@@ -53,7 +53,7 @@ for r in best:
     print(f"  {r['time_ms']:.4f} ms  samples {len(r.get('samples') or [])}  {r['config']}")
 try:
     j = json.load(open(out + "/run.json"))
-    print("run summary:", json.dumps({k: j.get(k) for k in ("stop", "evaluations", "elapsed_s", "time_split_s")}))
+    print("run summary:", json.dumps({k: j.get(k) for k in ("stop", "evaluations", "elapsed_s", "time_split")}))
     for b in j.get("best", [])[:3]:
         print("  best:", b.get("time_ms"), b.get("confirmed_time_ms"), b.get("noise"), b.get("samples"), b["config"])
 except Exception as e:

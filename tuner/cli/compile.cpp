@@ -87,6 +87,7 @@ Json row_json(const Spec& spec, const Row& r) {
   const KernelResources& res = r.result.resources;
   j["compile_ms"] = r.result.compile_ms;
   j["cache_hit"] = r.result.cache_hit;
+  j["same_code"] = r.result.same_code;
   if (r.result.ok) {
     j["registers"] = res.registers;
     j["static_shared_bytes"] = res.static_smem;
@@ -146,7 +147,8 @@ class RowPrinter {
         occ = r.result.occupancy->error.empty() ? fixed(100 * r.result.occupancy->fraction, 0) + "%" : "n/a";
       line({key, r.launch_error.empty() ? "ok" : "invalid", fixed(r.result.compile_ms, 1), std::to_string(res.registers),
             std::to_string(res.static_smem), std::to_string(res.local_bytes), std::to_string(spill), occ,
-            r.launch_error.empty() ? (r.result.cache_hit ? "hit" : "miss") : r.launch_error});
+            r.launch_error.empty() ? (r.result.cache_hit ? "hit" : r.result.same_code ? "same" : "miss")
+                                  : r.launch_error});
     }
     if (show_log_ && !r.result.log.empty()) std::cout << "--- log of " << key << "\n" << r.result.log << '\n';
   }

@@ -66,6 +66,10 @@ std::string header_clash_hint(const std::string& log, const CompileRequest& requ
 
 // Bump when the meaning of a cache entry changes (fields, options ktune adds).
 constexpr std::string_view kKeySchema = "ktune-compile-key 1";
+constexpr std::string_view kSameCodeKeySchema = "ktune-same-code-key 1";
+// The longest a compile waits for another process's compile of the same code
+// (whose claim also ends when that process dies).
+constexpr double kSameCodeWaitS = 600;
 constexpr std::string_view kPtxasVerbose = "--ptxas-options=-v";
 
 std::optional<std::string> slurp(const fs::path& path) {
@@ -188,6 +192,26 @@ std::string program_log(nvrtcProgram prog) {
   return log;
 }
 
+// A program for the request's source and name expression, with ktune's
+// stand-ins for the C++ standard headers.
+nvrtcResult create_program(Program& prog, const CompileRequest& request, const std::string& source) {
+  std::string name = request.source_path.empty() ? "kernel.cu" : request.source_path.filename().string();
+  std::vector<std::string> header_text, header_name;
+  for (const auto& [include, text] : nvrtc_std_headers()) {
+    header_name.emplace_back(include);
+    header_text.emplace_back(text);
+  }
+  std::vector<const char*> headers, includes;
+  for (size_t i = 0; i < header_text.size(); ++i) {
+    headers.push_back(header_text[i].c_str());
+    includes.push_back(header_name[i].c_str());
+  }
+  nvrtcResult rc = nvrtcCreateProgram(&prog.get(), source.c_str(), name.c_str(), static_cast<int>(headers.size()),
+                                      headers.data(), includes.data());
+  if (rc == NVRTC_SUCCESS) rc = nvrtcAddNameExpression(prog.get(), request.name_expression().c_str());
+  return rc;
+}
+
 void append_line(std::string& log, const std::string& line) {
   if (!log.empty() && log.back() != '\n') log += '\n';
   log += line + '\n';
@@ -289,6 +313,12 @@ Compiler::Compiler(CompilerOptions options)
   if (options.use_cache) {
     cache_.emplace(options.cache_dir.empty() ? CubinCache::default_dir() : options.cache_dir);
   }
+  code_reuse_ = options.code_reuse;
+  if (const char* env = std::getenv("KTUNE_CODE_REUSE"); env != nullptr && std::string_view(env) == "0") {
+    code_reuse_ = CodeReuse::off;
+  } else if (env != nullptr && std::string_view(env) == "1") {
+    code_reuse_ = CodeReuse::always;
+  }
 }
 
 std::string Compiler::nvrtc_version() {
@@ -334,7 +364,7 @@ CompileResult Compiler::compile(const CompileRequest& request) const {
   } else if (request.compiler == "nvcc") {
     result = compile_with_nvcc(request, source, &cacheable);
   } else {
-    result = compile_with_nvrtc(request, source, &cacheable);
+    result = compile_missed(request, source, &cacheable);
   }
   result.cache_key = key;
   const ArchLimits* limits = find_arch_limits(request.arch.sm);
@@ -353,33 +383,7 @@ CompileResult Compiler::compile(const CompileRequest& request) const {
   return result;
 }
 
-// Failures the code could not have caused (out of memory, a broken
-// installation) come back with *cacheable false: the next run may succeed.
-CompileResult Compiler::compile_with_nvrtc(const CompileRequest& request, const std::string& source,
-                                           bool* cacheable) const {
-  CompileResult r;
-  *cacheable = true;
-  std::string name = request.source_path.empty() ? "kernel.cu" : request.source_path.filename().string();
-  Program prog;
-  std::vector<std::string> header_text, header_name;
-  for (const auto& [include, text] : nvrtc_std_headers()) {
-    header_name.emplace_back(include);
-    header_text.emplace_back(text);
-  }
-  std::vector<const char*> headers, includes;
-  for (size_t i = 0; i < header_text.size(); ++i) {
-    headers.push_back(header_text[i].c_str());
-    includes.push_back(header_name[i].c_str());
-  }
-  nvrtcResult rc = nvrtcCreateProgram(&prog.get(), source.c_str(), name.c_str(), static_cast<int>(headers.size()),
-                                      headers.data(), includes.data());
-  std::string expr = request.name_expression();
-  if (rc == NVRTC_SUCCESS) rc = nvrtcAddNameExpression(prog.get(), expr.c_str());
-  if (rc != NVRTC_SUCCESS) {
-    r.log = std::string("nvrtc: cannot create the program: ") + nvrtcGetErrorString(rc) + "\n";
-    *cacheable = false;
-    return r;
-  }
+std::vector<std::string> Compiler::nvrtc_arguments(const CompileRequest& request) const {
   std::vector<std::string> opts = portable_options(request);
   for (const fs::path& dir : search_dirs(request)) opts.push_back("-I" + dir.string());
   std::error_code ec;
@@ -390,6 +394,136 @@ CompileResult Compiler::compile_with_nvrtc(const CompileRequest& request, const 
   // cache, and a reused cubin comes without ptxas's report (so without spill
   // figures) and without an honest compile time. Our own cache stands in.
   opts.emplace_back("--no-cache");
+  return opts;
+}
+
+// -D defines act only through the preprocessor, so two requests that differ
+// in defines alone and give the same IR give the same program to NVVM's
+// optimizer and ptxas, which are deterministic: the same cubin. Everything
+// else that reaches them (arch, standard, every other option, NVRTC's
+// version, the name expression) is in the key.
+std::optional<std::string> Compiler::same_code_key(const CompileRequest& request, const std::string& source,
+                                                   double* ms) const {
+  const auto start = std::chrono::steady_clock::now();
+  Program prog;
+  std::optional<std::string> key;
+  if (create_program(prog, request, source) == NVRTC_SUCCESS) {
+    std::vector<std::string> opts = nvrtc_arguments(request);
+    std::erase_if(opts, [](const std::string& o) { return o == kPtxasVerbose || o == "-Xptxas=-v"; });
+    opts.emplace_back("-dlto");
+    std::vector<const char*> argv;
+    for (const std::string& o : opts) argv.push_back(o.c_str());
+    std::size_t size = 0;
+    if (nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data()) == NVRTC_SUCCESS &&
+        nvrtcGetLTOIRSize(prog.get(), &size) == NVRTC_SUCCESS && size > 0) {
+      std::string ir(size, '\0');
+      if (nvrtcGetLTOIR(prog.get(), ir.data()) == NVRTC_SUCCESS) {
+        CompileRequest without_defines = request;
+        without_defines.defines.clear();
+        Sha256 h;
+        h.update_field(kSameCodeKeySchema);
+        h.update_field(Compiler::nvrtc_version());
+        h.update_field(request.name_expression());
+        const std::vector<std::string> portable = portable_options(without_defines);
+        h.update_field(std::to_string(portable.size()));
+        for (const std::string& o : portable) h.update_field(o);
+        h.update_field(ir);
+        key = Sha256::hex(h.digest());
+      }
+    }
+  }
+  *ms = ms_since(start);
+  return key;
+}
+
+CompileResult Compiler::compile_missed(const CompileRequest& request, const std::string& source,
+                                       bool* cacheable) const {
+  const std::string kernel = request.source_path.string() + "\n" + request.kernel_name;
+  bool worth = false;
+  if (cache_ && code_reuse_ == CodeReuse::always) {
+    worth = true;
+  } else if (cache_ && code_reuse_ == CodeReuse::automatic) {
+    std::lock_guard lock(reuse_ledger_->mutex);
+    worth = reuse_ledger_->kernels[kernel].worth();
+  }
+  double key_ms = 0;
+  std::optional<std::string> key = worth ? same_code_key(request, source, &key_ms) : std::nullopt;
+  auto account = [&](double compile_ms, double saved_ms) {
+    if (!worth) return;
+    std::lock_guard lock(reuse_ledger_->mutex);
+    ReuseStats& s = reuse_ledger_->kernels[kernel];
+    ++s.keys;
+    s.key_ms += key_ms;
+    s.compile_ms += compile_ms;
+    s.saved_ms += saved_ms;
+  };
+  if (!key) {
+    const auto start = std::chrono::steady_clock::now();
+    CompileResult r = compile_with_nvrtc(request, source, cacheable);
+    account(ms_since(start), 0);
+    return r;
+  }
+  auto reuse = [&](CacheEntry e) {
+    account(0, e.nvrtc_ms);
+    CompileResult r;
+    r.ok = e.ok;
+    r.log = std::move(e.log);
+    r.cubin = std::move(e.cubin);
+    r.lowered_name = std::move(e.lowered_name);
+    r.resources = e.resources;
+    r.same_code = true;
+    *cacheable = true;
+    return r;
+  };
+  // Another process compiling the same code now: wait for it rather than
+  // compile it twice. A claim that goes away without an entry (its compile
+  // failed in a way not cached, or its process died) leaves it to us.
+  for (int round = 0; round < 3; ++round) {
+    if (std::optional<CacheEntry> e = cache_->load(*key)) return reuse(std::move(*e));
+    if (cache_->claim(*key)) {
+      struct Release {  // also when the compile throws: others would wait on a live process's claim
+        const CubinCache& cache;
+        const std::string& key;
+        ~Release() { cache.release(key); }
+      } release{*cache_, *key};
+      const auto start = std::chrono::steady_clock::now();
+      CompileResult r = compile_with_nvrtc(request, source, cacheable);
+      const double ms = ms_since(start);
+      if (*cacheable) cache_->store(*key, {r.ok, r.cubin, r.lowered_name, r.log, r.resources, ms});
+      account(ms, 0);
+      return r;
+    }
+    if (request.defer_if_busy) {
+      account(0, 0);
+      CompileResult r;
+      r.deferred = true;
+      r.log = "ktune: deferred: the same code is being compiled elsewhere\n";
+      *cacheable = false;
+      return r;
+    }
+    if (std::optional<CacheEntry> e = cache_->wait_for(*key, kSameCodeWaitS)) return reuse(std::move(*e));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  CompileResult r = compile_with_nvrtc(request, source, cacheable);
+  account(ms_since(start), 0);
+  return r;
+}
+
+// Failures the code could not have caused (out of memory, a broken
+// installation) come back with *cacheable false: the next run may succeed.
+CompileResult Compiler::compile_with_nvrtc(const CompileRequest& request, const std::string& source,
+                                           bool* cacheable) const {
+  CompileResult r;
+  *cacheable = true;
+  Program prog;
+  const std::string expr = request.name_expression();
+  nvrtcResult rc = create_program(prog, request, source);
+  if (rc != NVRTC_SUCCESS) {
+    r.log = std::string("nvrtc: cannot create the program: ") + nvrtcGetErrorString(rc) + "\n";
+    *cacheable = false;
+    return r;
+  }
+  std::vector<std::string> opts = nvrtc_arguments(request);
   std::vector<const char*> argv;
   for (const std::string& o : opts) argv.push_back(o.c_str());
   rc = nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());

@@ -1,8 +1,13 @@
 #include "tuner/compile/cubin_cache.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -123,6 +128,35 @@ std::filesystem::path env_path(const char* name) {
   return (v != nullptr && *v != '\0') ? std::filesystem::path(v) : std::filesystem::path();
 }
 
+std::string this_host() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+std::filesystem::path claim_path(const std::filesystem::path& entry) {
+  std::filesystem::path p = entry;
+  return p += ".claim";
+}
+
+// A claim is live while its process runs (known on this host only) and for
+// at most an hour (a claim from another host sharing the folder).
+bool claim_is_live(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto written = std::filesystem::last_write_time(path, ec);
+  if (ec) return false;
+  const auto age = std::filesystem::file_time_type::clock::now() - written;
+  if (age > std::chrono::hours(1)) return false;
+  std::optional<std::string> text = read_file(path);
+  if (!text) return false;
+  std::istringstream in(*text);
+  std::string host;
+  long pid = 0;
+  if (!(in >> host >> pid) || pid <= 0) return age < std::chrono::seconds(10);  // being written, or torn
+  if (host != this_host()) return true;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
 }  // namespace
 
 CubinCache::CubinCache(std::filesystem::path dir) : dir_(std::move(dir)) {}
@@ -164,6 +198,42 @@ bool CubinCache::store(const std::string& key, const CacheEntry& entry) const {
     return false;
   }
   return true;
+}
+
+bool CubinCache::claim(const std::string& key) const {
+  const std::filesystem::path path = claim_path(path_of(key));
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0) {
+      const std::string owner = this_host() + " " + std::to_string(::getpid()) + "\n";
+      const bool written = ::write(fd, owner.data(), owner.size()) == static_cast<ssize_t>(owner.size());
+      ::close(fd);
+      if (!written) std::filesystem::remove(path, ec);  // others would wait on a claim they cannot read
+      return true;
+    }
+    if (errno != EEXIST) return true;  // no claims possible here: compile without one
+    if (claim_is_live(path)) return false;
+    std::filesystem::remove(path, ec);  // abandoned: take it over
+  }
+  return false;
+}
+
+void CubinCache::release(const std::string& key) const {
+  std::error_code ec;
+  std::filesystem::remove(claim_path(path_of(key)), ec);
+}
+
+std::optional<CacheEntry> CubinCache::wait_for(const std::string& key, double max_wait_s) const {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(max_wait_s);
+  const std::filesystem::path claim = claim_path(path_of(key));
+  while (std::chrono::steady_clock::now() < until) {
+    if (std::optional<CacheEntry> e = load(key)) return e;
+    if (!claim_is_live(claim)) return load(key);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return load(key);
 }
 
 }  // namespace ktune

@@ -42,6 +42,19 @@ class CubinCache {
   // Returns false (and leaves no partial file) when the entry could not be written.
   bool store(const std::string& key, const CacheEntry& entry) const;
 
+  // Claims on keys let processes that are about to compile the same thing at
+  // once (two configurations with the same code, on two compile workers)
+  // compile it once: claim() creates <entry>.claim holding this host and
+  // process and returns true, or returns false when another live claim
+  // exists. A claim whose process has died (a crashed or killed compile
+  // worker) or that is older than an hour is abandoned: claim() takes it over.
+  bool claim(const std::string& key) const;
+  void release(const std::string& key) const;
+  // Waits while `key` is claimed by someone else, polling: returns the entry
+  // once it is stored, or nullopt when the claim goes away without one (a
+  // failure not worth caching) or after max_wait_s.
+  std::optional<CacheEntry> wait_for(const std::string& key, double max_wait_s) const;
+
   std::filesystem::path path_of(const std::string& key) const;
   const std::filesystem::path& dir() const { return dir_; }
 

@@ -8,10 +8,10 @@ namespace ktune {
 
 // The wire layout of each type (found by argument-dependent lookup).
 template <class A> void fields(A& a, Arch& r) { a(r.sm, r.suffix); }
-template <class A> void fields(A& a, CompilerOptions& o) { a(o.use_cache, o.cache_dir, o.cuda_include_dir); }
+template <class A> void fields(A& a, CompilerOptions& o) { a(o.use_cache, o.cache_dir, o.cuda_include_dir, o.code_reuse); }
 template <class A> void fields(A& a, CompileRequest& r) {
   a(r.source, r.source_path, r.kernel_name, r.template_args, r.defines, r.options, r.include_dirs, r.arch,
-    r.std, r.block_threads, r.dynamic_smem, r.compiler);
+    r.std, r.block_threads, r.dynamic_smem, r.compiler, r.defer_if_busy);
 }
 template <class A> void fields(A& a, KernelResources& r) {
   a(r.registers, r.static_smem, r.local_bytes, r.stack_bytes, r.const_bytes, r.param_bytes,
@@ -21,7 +21,8 @@ template <class A> void fields(A& a, Occupancy& o) {
   a(o.blocks_per_sm, o.active_warps, o.fraction, o.limited_by, o.error);
 }
 template <class A> void fields(A& a, CompileResult& r) {
-  a(r.ok, r.log, r.cubin, r.lowered_name, r.compile_ms, r.cache_hit, r.cache_key, r.resources, r.occupancy);
+  a(r.ok, r.log, r.cubin, r.lowered_name, r.compile_ms, r.cache_hit, r.cache_key, r.resources, r.occupancy,
+    r.same_code, r.deferred);
 }
 template <class A> void fields(A& a, SourceLocation& w) { a(w.file, w.line, w.column); }
 namespace compile_wire {

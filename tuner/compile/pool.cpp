@@ -334,6 +334,18 @@ void CompilePool::serve(Slot& slot) {
     std::optional<compile_wire::Reply> reply = slot.compile(job.request, compiler_, stopping_, deaths_, options_.time_limit_s, timeouts_);
     if (!was_in_process && slot.in_process()) ++fallbacks_;
     if (!reply) return;  // stopping
+    if (reply->result.deferred) {
+      // The same code is being compiled by another slot: take other work and
+      // come back to this one (once; then it waits, for an empty queue would
+      // only bring it straight back).
+      std::lock_guard lock(mutex_);
+      if (pending_.count(job.ticket)) {
+        job.request.defer_if_busy = false;
+        queue_.push_back(std::move(job));
+        work_.notify_one();
+      }
+      continue;
+    }
     finish(job.ticket, Done{true, std::move(*reply)});
   }
 }
@@ -371,6 +383,7 @@ CompilePool::Ticket CompilePool::submit(CompileRequest request) {
     return ticket;
   }
   pending_[ticket] = std::make_unique<Done>();
+  request.defer_if_busy = true;
   queue_.push_back({ticket, std::move(request)});
   work_.notify_one();
   return ticket;

@@ -19,6 +19,10 @@
 //  * A child that runs past CompilePoolOptions::time_limit_s is killed: that
 //    request fails with "compile timed out after N s" (never cached either)
 //    and counts in timeouts(), not deaths().
+//  * Configurations with the same code (the second cache level, compiler.h)
+//    are compiled once: a request whose code another slot is compiling right
+//    now goes to the back of the queue once, so its slot takes other work,
+//    and is then answered from the cache (or waits for that compile).
 //  * Cache hits are answered in submit(), in this process (a lookup costs
 //    ~50 us; a round trip to a busy child could wait behind a cold compile).
 //  * In-process fallback: with KTUNE_COMPILE_IN_PROCESS=1 (or

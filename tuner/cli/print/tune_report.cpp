@@ -27,9 +27,11 @@ void TuneReport::measured(const Measured& m) {
     return;
   }
   ++measured_;
+  if (m.eval.compile_ms.value_or(0) > 0) ++compiled_;
+  compile_ms_ += m.eval.compile_ms.value_or(0);
+  gpu_ms_ += m.eval.load_ms.value_or(0) + m.eval.verify_ms.value_or(0) + m.eval.benchmark_ms.value_or(0);
   ++counts_[db::to_string(m.eval.status)];
   const db::Evaluation& e = m.eval;
-  split_.compile += e.compile_ms.value_or(0);
   split_.load += e.load_ms.value_or(0);
   split_.verify += e.verify_ms.value_or(0);
   split_.measure += e.benchmark_ms.value_or(0);
@@ -99,6 +101,10 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
                    {"prior", cli::Json()}};
     if (partial_) j["partial_recording"] = {{"recorded", partial_->first}, {"valid", partial_->second}};
     j["workers"] = workers_;
+    j["time_split"] = {{"compile_s", compile_ms_ / 1000}, {"compiled", compiled_}, {"gpu_s", gpu_ms_ / 1000},
+                       {"load_s", split_.load / 1000},       {"verify_s", split_.verify / 1000},
+                       {"measure_s", split_.measure / 1000}, {"framework_s", split_.framework / 1000},
+                       {"stopped_early", split_.stopped_early}};
     if (pool_) {
       // The evaluations' wall (virtual in a replay) and the strategy's real time between batches.
       const double wall = pool_->wall_s + pool_->between_s;
@@ -126,10 +132,6 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
       best.push_back(row);
     }
     j["best"] = best;
-    if (!replay_)
-      j["time_split_s"] = {{"compile", split_.compile / 1000}, {"load", split_.load / 1000},
-                           {"verify", split_.verify / 1000},   {"measure", split_.measure / 1000},
-                           {"framework", split_.framework / 1000}, {"stopped_early", split_.stopped_early}};
     for (const auto& [key, value] : extra_json_.items()) j[key] = value;
     std::cout << j.dump(2) << '\n';
     return;
@@ -141,6 +143,16 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   if (missing_ + result.not_recorded) std::cout << ", " << missing_ + result.not_recorded << " not in the recorded data";
   if (partial_) std::cout << " (a partial recording: the best is the recorded part's)";
   std::cout << "; " << (replay_ ? "recorded tuning time " : "elapsed ") << fixed(result.elapsed_s, 1) << " s\n";
+  if (measured_) {
+    // Compiles run in parallel with the GPU, so the two may add up to more
+    // than the elapsed time; a run whose compiles far exceed the GPU's
+    // (times the compile workers) waits for its compiler.
+    std::cout << "time: compiles " << fixed(compile_ms_ / 1000, 1) << " s (" << compiled_
+              << " through the compile workers, the rest from the cubin cache), GPU " << fixed(gpu_ms_ / 1000, 1)
+              << " s (load " << fixed(split_.load / 1000, 1) << ", verify " << fixed(split_.verify / 1000, 1)
+              << ", measure " << fixed(split_.measure / 1000, 1) << "), framework "
+              << fixed(split_.framework / 1000, 1) << " s; " << split_.stopped_early << " stopped early by racing\n";
+  }
   if (pool_) {
     const double wall = pool_->wall_s + pool_->between_s;
     std::cout << (replay_ ? "predicted for " + std::to_string(workers_) + " GPUs (simulated): wall "
@@ -150,11 +162,6 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
               << fixed(wall > 0 ? 100 * pool_->busy_s / (double(workers_) * wall) : 0.0, 1) << "%\n";
   }
   for (const auto& [status, n] : counts_) std::cout << "  " << status << ": " << n << '\n';
-  if (!replay_ && measured_ > 0)
-    std::cout << "time: compile " << fixed(split_.compile / 1000, 1) << " s (in parallel with the GPU), load "
-              << fixed(split_.load / 1000, 1) << " s, verify " << fixed(split_.verify / 1000, 1) << " s, measure "
-              << fixed(split_.measure / 1000, 1) << " s, framework " << fixed(split_.framework / 1000, 1) << " s; "
-              << split_.stopped_early << " stopped early by racing\n";
   std::vector<std::string> header{"#", "configuration", "time ms", "noise"};
   if (!confirmed_.empty()) header.push_back("re-measured");
   for (const auto& m : spec_->metrics) header.push_back(m.name);
