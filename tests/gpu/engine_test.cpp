@@ -288,5 +288,37 @@ TEST_F(EngineTest, WrongAnswersNameTheWorstElement) {
   std::printf("skips last: %s\n", r.reason.c_str());
 }
 
+// set_reference keeps the reference run's outputs in the worker (nothing
+// comes back: Result::outputs stays empty); verified jobs compare against
+// them, a wrong kernel is caught, and a worker that replaces a crashed one
+// runs the reference again before its first verified job.
+TEST_F(EngineTest, ReferenceKeptInTheWorkerVerifiesAcrossRestarts) {
+  Job ref = job(*good_, "vector_add", 256);
+  Result r = engine_->set_reference(ref);
+  ASSERT_EQ(r.status, Status::Ok) << r.reason;
+  EXPECT_TRUE(r.outputs.empty());
+  EXPECT_TRUE(engine_->expected().empty());
+
+  Job next = job(*good_, "vector_add_strided", 128);
+  next.verify = true;
+  r = engine_->run(next);
+  EXPECT_EQ(r.status, Status::Ok) << r.reason;
+  Job wrong = job(*wrong_, "add_off_by_one", 256);
+  wrong.verify = true;
+  r = engine_->run(wrong);
+  ASSERT_EQ(r.status, Status::WrongResult) << r.reason;
+  ASSERT_TRUE(r.mismatch.has_value());
+  EXPECT_EQ(r.mismatch->index, 1234u);
+
+  const int before = engine_->restarts();
+  r = engine_->run(job(*fault_, "write_out_of_bounds", 256));
+  EXPECT_EQ(r.status, Status::RuntimeError);
+  EXPECT_EQ(engine_->restarts(), before + 1);
+  r = engine_->run(next);
+  EXPECT_EQ(r.status, Status::Ok) << r.reason;
+  r = engine_->run(wrong);
+  EXPECT_EQ(r.status, Status::WrongResult) << r.reason;
+}
+
 }  // namespace
 }  // namespace ktune::gpu

@@ -207,7 +207,22 @@ std::string Engine::reap() {
 
 void Engine::set_expected(std::vector<HostBuffer> expected) {
   expected_ = std::move(expected);
+  reference_.reset();
   worker_has_expected_ = false;
+}
+
+Result Engine::set_reference(Job reference) {
+  reference.verify = false;
+  reference.capture_outputs = false;
+  reference.keep_as_expected = true;
+  reference.measure = false;
+  reference.profile = false;
+  expected_.clear();
+  reference_ = std::move(reference);
+  worker_has_expected_ = false;
+  Result r = run(*reference_);
+  worker_has_expected_ = r.status == Status::Ok && pid_ >= 0;
+  return r;
 }
 
 double Engine::batch_timeout_s(const Job& job, int launches) const {
@@ -225,7 +240,16 @@ Result Engine::run(const Job& job) {
       if (pid_ < 0) throw Error::failed("cannot restart the GPU worker: " + r.message);
     }
     bool sent = true;
-    if (job.verify && !worker_has_expected_) {
+    if (job.verify && !worker_has_expected_ && reference_) {
+      // A fresh worker: the reference run again, in it, first.
+      Result ref = run(*reference_);
+      if (ref.status != Status::Ok) {
+        ref.reason = "the reference run in a fresh GPU worker failed: " + ref.reason;
+        return ref;
+      }
+      if (pid_ < 0) return failed(Status::RuntimeError, "the GPU worker exited after the reference run");
+      worker_has_expected_ = true;
+    } else if (job.verify && !worker_has_expected_) {
       sent = send_message(fd_, MessageType::Expected, encode(expected_));
       worker_has_expected_ = sent;
     }

@@ -13,7 +13,8 @@
 // max(min_timeout_s, timeout_factor x the best per-launch time so far x the
 // batch size), or first_timeout_s before anything has been timed. A worker
 // that hangs, crashes or loses its context is killed (SIGKILL) and replaced
-// on the next run(); the expected outputs live here and are re-sent.
+// on the next run(); the expected outputs live here and are re-sent, or, set
+// by a reference job, are computed again in the fresh worker.
 //
 // SIGINT: the worker ignores it, so Ctrl-C reaches only this process. If the
 // caller's handler sets EngineOptions::interrupt, a running job is abandoned
@@ -28,6 +29,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,11 @@ class Engine {
   // reference kernel's captured outputs. Kept here across worker restarts.
   void set_expected(std::vector<HostBuffer> expected);
   const std::vector<HostBuffer>& expected() const { return expected_; }
+  // The expected outputs as a reference job's outputs, computed in the
+  // worker and kept there (on the device where there is room): no output
+  // crosses the host. Runs `reference` now and returns its result; a worker
+  // that replaces this one runs it again before its first verified job.
+  Result set_reference(Job reference);
 
   double best_ms() const { return best_ms_; }  // 0 before the first ok timing
   void reset_best() { best_ms_ = 0; }
@@ -95,6 +102,7 @@ class Engine {
   int fd_ = -1;
   bool worker_has_expected_ = false;
   std::vector<HostBuffer> expected_;
+  std::optional<Job> reference_;  // set_reference's job, instead of expected_
   double best_ms_ = 0;
   int restarts_ = 0;
 };

@@ -37,6 +37,9 @@ struct Job {
   bool verify = false;               // compare outputs with the engine's expected outputs
   Tolerance tolerance;
   bool capture_outputs = false;      // return the outputs (to become the reference)
+  // Keep the outputs in the worker as the expected outputs of later verified
+  // jobs (a reference run), on the device where there is room.
+  bool keep_as_expected = false;
   bool measure = true;               // false: one verified/captured run, no timing
   MeasureOptions measure_options;
   double timeout_s = 0;              // per launch batch; 0: derived from the best time so far

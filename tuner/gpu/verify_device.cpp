@@ -325,6 +325,29 @@ void DeviceVerifier::set_expected(const std::vector<HostBuffer>& expected) {
   }
 }
 
+void DeviceVerifier::adopt(const std::vector<DeviceBufferView>& outputs) {
+  clear();
+  try {
+    for (const DeviceBufferView& b : outputs) {
+      const std::size_t bytes = b.count * elem_size(b.type);
+      DeviceMemory m(api_, bytes);
+      if (bytes > 0)
+        check(api_, api_.cuMemcpyDtoDAsync(m.ptr(), b.ptr, bytes, nullptr),
+              "cuMemcpyDtoDAsync(expected '" + b.name + "')");
+      expected_.push_back({b.name, b.type, b.count, m.ptr()});
+      memory_.push_back(std::move(m));
+    }
+    const std::size_t n = outputs.size();
+    words_ = DeviceMemory(api_, 3 * n * sizeof(std::uint64_t));
+    host_words_.assign(3 * n, 0);
+    tallies_.assign(n, {});
+    check(api_, api_.cuCtxSynchronize(), "copying the expected outputs");
+  } catch (...) {
+    clear();
+    throw;
+  }
+}
+
 void DeviceVerifier::launch(const Kernel& k, std::uint64_t elements, void** params) {
   check(api_,
         api_.cuLaunchKernel(k.fn, compare_blocks(elements, k.resident), 1, 1, kCompareThreads, 1, 1,

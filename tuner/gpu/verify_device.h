@@ -75,6 +75,9 @@ class DeviceVerifier {
   // Uploads the expected outputs, replacing earlier ones. On failure (out of
   // device memory, say) nothing is kept: empty() is true.
   void set_expected(const std::vector<HostBuffer>& expected);
+  // The same from buffers already on the device (a reference run's outputs
+  // in this worker), copied device to device: nothing crosses the host.
+  void adopt(const std::vector<DeviceBufferView>& outputs);
   bool empty() const { return expected_.empty(); }
   void clear();
 

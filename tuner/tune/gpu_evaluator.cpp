@@ -1,7 +1,5 @@
 #include "tuner/tune/gpu_evaluator.h"
 
-#include "tuner/gpu/counters.h"
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +11,9 @@
 
 #include "db/interchange.h"
 #include "ktune/error.h"
+#include "tuner/gpu/counters.h"
+#include "tuner/gpu/fill_device.h"
+#include "tuner/gpu/verify_device.h"
 #include "tuner/tune/kernel_build.h"
 #include "tuner/tune/static_features.h"
 
@@ -132,7 +133,17 @@ GpuEvaluator::GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options) : spec
     po.interrupt = options.interrupt;
     pool_ = std::make_shared<CompilePool>(po);
   }
-  if (spec.verify.mode == Verify::Mode::Reference || spec.verify.mode == Verify::Mode::File) prepare_reference();
+  // The worker's own kernels (the device fill; the device compare where
+  // outputs are verified) compile in the pool beside the reference kernel,
+  // so the worker finds them in the cubin cache instead of compiling them
+  // while the GPU waits.
+  std::vector<CompilePool::Ticket> own;
+  const CancelOnExit cancel_on_exit{*pool_, own};
+  own.push_back(pool_->submit(gpu::fill_kernel_request(device_arch)));
+  if (spec.verify.mode != Verify::Mode::None) own.push_back(pool_->submit(gpu::compare_kernel_request(device_arch)));
+  if (spec.verify.mode == Verify::Mode::Reference || spec.verify.mode == Verify::Mode::File) prepare_reference(own);
+  for (const CompilePool::Ticket& t : own) pool_->take(t);
+  own.clear();
 }
 
 GpuEvaluator::~GpuEvaluator() = default;
@@ -158,7 +169,7 @@ db::DeviceInfo GpuEvaluator::device() const {
   return out;
 }
 
-void GpuEvaluator::prepare_reference() {
+void GpuEvaluator::prepare_reference(std::vector<CompilePool::Ticket>& own) {
   if (spec_->verify.mode == Verify::Mode::File) {
     const std::string bytes = db::read_text_file(spec_->verify.path);
     std::vector<gpu::HostBuffer> expected;
@@ -184,6 +195,8 @@ void GpuEvaluator::prepare_reference() {
   const CompileResult ref = pool_->take(pool_->submit(make_reference_request(*spec_, values, *geo.launch, arch_)));
   if (!ref.ok) throw Error::failed("reference kernel '" + spec_->verify.kernel + "' does not compile:\n" + ref.log,
                                    spec_->verify.where);
+  for (const CompilePool::Ticket& t : own) pool_->take(t);
+  own.clear();
   gpu::Job job;
   job.label = "reference " + spec_->verify.kernel;
   job.cubin.assign(ref.cubin.begin(), ref.cubin.end());
@@ -193,12 +206,11 @@ void GpuEvaluator::prepare_reference() {
     job.geometry.block[i] = static_cast<uint32_t>(spec_->verify.block[i]);
   }
   job.args = args_;
-  job.capture_outputs = true;
-  job.measure = false;
-  const gpu::Result r = engine_->run(job);
+  // Its outputs stay in the GPU worker as the expected outputs: nothing of
+  // them crosses the host (a fresh worker runs the reference again).
+  const gpu::Result r = engine_->set_reference(std::move(job));
   if (r.status != gpu::Status::Ok)
     throw Error::failed("reference kernel '" + spec_->verify.kernel + "' failed: " + r.reason, spec_->verify.where);
-  engine_->set_expected(r.outputs);
   have_expected_ = true;
 }
 

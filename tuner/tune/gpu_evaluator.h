@@ -95,7 +95,9 @@ class GpuEvaluator : public ConfigEvaluator {
   gpu::Job make_job(const std::vector<Value>& config, const Compiled& compiled) const;
   // The engine's answer to `job`, with the warm-up chosen by how long the GPU has been idle.
   gpu::Result run_job(gpu::Job job, bool race = true);
-  void prepare_reference();
+  // The expected outputs (a reference kernel's or a file's); `own` are the
+  // pool's tickets for the worker's kernels, taken before the reference runs.
+  void prepare_reference(std::vector<CompilePool::Ticket>& own);
 
   const Spec* spec_;
   GpuEvaluatorOptions options_;
