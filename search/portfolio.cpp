@@ -46,10 +46,10 @@ StrategyDef portfolio_def() {
   return {"portfolio",
           "two strategies taking turns, each told every result: `first` proposes, and every `every`-th proposal "
           "comes from `second`",
-          {{"first", OptionKind::Choice, "model_rank", 0, 0, {"model_rank", "bayes_opt", "pso", "mls", "greedy_ils"},
+          {{"first", OptionKind::Choice, "model_rank", 0, 0, {"model_rank", "bayes_opt", "pso", "mls", "greedy_ils", "vnd"},
             "the leading strategy"},
            {"second", OptionKind::Choice, "mls", 0, 0,
-            {"mls", "greedy_ils", "pso", "random_sample", "simulated_annealing", "genetic_algorithm", "model_rank"},
+            {"mls", "greedy_ils", "vnd", "pso", "random_sample", "simulated_annealing", "genetic_algorithm", "model_rank"},
             "the strategy taking every `every`-th turn"},
            {"every", OptionKind::Int, 3, 0, 1000, {}, "every how many proposals `second` takes (0: never)"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<Portfolio>(ctx); }};

@@ -17,7 +17,7 @@ const std::vector<StrategyDef>& defs() {
     return std::vector<StrategyDef>{
         brute_force_def(), random_sample_def(), simulated_annealing_def(), genetic_algorithm_def(),
         pso_def(),         diff_evo_def(),      firefly_def(),             mls_def(),
-        greedy_ils_def(),  bayes_opt_def(),     model_rank_def(),          auto_def(),
+        greedy_ils_def(),  vnd_def(),          bayes_opt_def(),     model_rank_def(),          auto_def(),
         portfolio_def()};
   }();
   return all;
