@@ -18,6 +18,8 @@
 // nothing: they are judged from memory.
 #include <algorithm>
 
+#include "ktune/error.h"
+
 #include "search/strategy/local.h"
 
 namespace ktune::strategy_detail {
@@ -42,7 +44,7 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
 
   std::vector<Config> next_wave(size_t max_batch) override {
     if (num_results() < initial_) {
-      std::vector<Config> design = sample_unknown(std::min(max_batch, initial_ - num_results()));
+      std::vector<Config> design = screened_sample(std::min(max_batch, initial_ - num_results()));
       if (!design.empty()) return design;
     }
     absorb_batch();
@@ -53,14 +55,14 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
         seen_best_ = best_score();
         if (!centre_ || *centre_ != *best()) set_centre(*best(), best_score());
       }
-      if (!centre_) return sample_unknown(max_batch);  // nothing has succeeded yet
+      if (!centre_) return screened_sample(max_batch);  // nothing has succeeded yet
       std::vector<Config> wave;
       bool moved = false;
       while (!frontier_.empty() && wave.size() < max_batch) {
         Config c = std::move(frontier_.back());
         frontier_.pop_back();
         if (!known(c)) {
-          wave.push_back(std::move(c));
+          if (!condemned(c)) wave.push_back(std::move(c));
         } else if (double s = score(c); s < centre_score_) {  // heard from elsewhere: a free move
           set_centre(std::move(c), s);
           moved = true;
@@ -132,6 +134,36 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
     return out;
   }
 
+  // With compile features (StrategyContext::features; a compile each on a
+  // GPU host), a configuration that fails to compile or spills registers is
+  // passed over, as model_rank passes it over: no GPU time on what the
+  // compiler condemns. Features are asked for a chunk of the frontier at a
+  // time, so that the compiles run in parallel. Without features nothing is.
+  bool condemned(const Config& c) {
+    if (!context().features) return false;
+    if (!features_.count(c)) {
+      std::vector<Config> ask{c};
+      for (auto it = frontier_.rbegin(); it != frontier_.rend() && ask.size() < kFeatureChunk; ++it)
+        if (!known(*it) && !features_.count(*it)) ask.push_back(*it);
+      learn_features(ask);
+    }
+    const StaticFeatures& f = features_.at(c);
+    return !f.compiled || f.spill_bytes > 0;
+  }
+
+  // Asks for the features of those of `configs` not asked for before, in one batch.
+  void learn_features(std::vector<Config> configs) {
+    std::erase_if(configs, [&](const Config& c) { return features_.count(c) > 0; });
+    std::sort(configs.begin(), configs.end());
+    configs.erase(std::unique(configs.begin(), configs.end()), configs.end());
+    if (configs.empty()) return;
+    const std::vector<StaticFeatures> got = context().features(configs);
+    if (got.size() != configs.size())
+      throw Error::failed("vnd: the feature source answered " + std::to_string(got.size()) + " of " +
+                          std::to_string(configs.size()) + " configurations");
+    for (size_t i = 0; i < configs.size(); ++i) features_.emplace(std::move(configs[i]), got[i]);
+  }
+
   std::optional<Config> restart_point() {
     if (perturb_ && best()) {
       Config walk = *best();
@@ -142,9 +174,25 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
       }
       if (!known(walk)) return walk;
     }
-    std::vector<Config> start = sample_unknown(1);
+    std::vector<Config> start = screened_sample(1);
     if (start.empty()) return std::nullopt;
     return start[0];
+  }
+
+  // Up to n random new configurations; with features, those of a larger draw
+  // that the compiler does not condemn (the draw itself when none passes).
+  std::vector<Config> screened_sample(size_t n) {
+    if (!context().features) return sample_unknown(n);
+    std::vector<Config> drawn = sample_unknown(std::max(n, kFeatureChunk));
+    if (drawn.empty()) return drawn;
+    learn_features(drawn);
+    std::vector<Config> clean;
+    for (const Config& c : drawn) {
+      const StaticFeatures& f = features_.at(c);
+      if (f.compiled && f.spill_bytes == 0 && clean.size() < n) clean.push_back(c);
+    }
+    if (clean.empty()) drawn.resize(std::min(n, drawn.size()));
+    return clean.empty() ? drawn : clean;
   }
 
   size_t initial_;
@@ -157,6 +205,8 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
   double seen_best_ = kFailed;
   size_t level_ = 0;
   std::vector<Config> frontier_, batch_;
+  static constexpr size_t kFeatureChunk = 16;  // one round of a 16-process compile pool
+  std::unordered_map<Config, StaticFeatures, ConfigHash> features_;
 };
 
 }  // namespace
