@@ -1,10 +1,12 @@
 // portfolio: two strategies taking turns, each told every result. Most
 // proposals come from `first` (model_rank); every `every`-th from `second`
-// (mls by default: first-improvement hill climbing with random restarts),
-// which also sees what the first found, so its climbs start from the best so
-// far. A model that fits the space leads; where it does not (a rugged space
-// whose good configurations are isolated), the local search still walks
-// there. Each member runs with its own defaults.
+// (vnd by default: variable-neighbourhood descent around the best so far),
+// which also sees what the first found, so its descent starts from the best
+// so far. A model that fits the space leads; where it does not (a rugged
+// space whose good configurations are isolated, a needle whose neighbours are
+// 0.7 of it), the local search still walks there. Each member runs with its
+// own defaults. With the defaults (model_rank and vnd in turn) it is ktune's
+// default strategy (search/registry.cpp).
 #include "search/strategy/support.h"
 
 namespace ktune::strategy_detail {
@@ -46,12 +48,12 @@ StrategyDef portfolio_def() {
   return {"portfolio",
           "two strategies taking turns, each told every result: `first` proposes, and every `every`-th proposal "
           "comes from `second`",
-          {{"first", OptionKind::Choice, "model_rank", 0, 0, {"model_rank", "bayes_opt", "pso", "mls", "greedy_ils"},
+          {{"first", OptionKind::Choice, "model_rank", 0, 0, {"model_rank", "bayes_opt", "pso", "mls", "greedy_ils", "vnd"},
             "the leading strategy"},
-           {"second", OptionKind::Choice, "mls", 0, 0,
-            {"mls", "greedy_ils", "pso", "random_sample", "simulated_annealing", "genetic_algorithm", "model_rank"},
+           {"second", OptionKind::Choice, "vnd", 0, 0,
+            {"mls", "greedy_ils", "vnd", "pso", "random_sample", "simulated_annealing", "genetic_algorithm", "model_rank"},
             "the strategy taking every `every`-th turn"},
-           {"every", OptionKind::Int, 3, 0, 1000, {}, "every how many proposals `second` takes (0: never)"}},
+           {"every", OptionKind::Int, 2, 0, 1000, {}, "every how many proposals `second` takes (0: never)"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<Portfolio>(ctx); }};
 }
 

@@ -104,4 +104,26 @@ inline double rugged(const SearchSpace& space, const Config& c) {
          0.2 * std::abs(ty - 2) + alg + 0.05 * std::sin(3 * u + tx) + 0.1 * (static_cast<int>(bx + u) % 3);
 }
 
+// A needle like the A100 convolution's (benchmark hub, convolution_milo): a
+// 2,560-point space whose optimum 1.0 is one configuration, with block shape
+// (bx, by) = (11, 3); everything else lies in one smooth basin around (5, 1),
+// whose best is 1.3 (0.77 of the optimum), and the needle's Hamming
+// neighbours are no better than 0.65 of it. Climbing one parameter at a time
+// ends in the basin; changing the two shape parameters of the basin's best
+// together reaches the needle.
+inline SearchSpace needle_space() {
+  return SearchSpace({int_param("bx", range(16)), int_param("by", range(5)), int_param("tx", range(4)),
+                      int_param("ty", range(4)), int_param("ro", range(2))},
+                     {});
+}
+
+inline double needle(const SearchSpace& space, const Config& c) {
+  const std::vector<Value> v = space.values(c);
+  const double bx = v[0].as_float(), by = v[1].as_float(), tx = v[2].as_float(), ty = v[3].as_float();
+  const double ro = v[4].as_float();
+  if (bx == 11 && by == 3 && tx == 2 && ty == 1 && ro == 0) return 1.0;
+  return 1.3 + 0.03 * (std::abs(bx - 5) + std::abs(by - 1)) + 0.05 * std::abs(tx - 2) + 0.05 * std::abs(ty - 1) +
+         0.1 * ro;
+}
+
 }  // namespace ktune::testing_landscapes

@@ -130,7 +130,7 @@ TEST(Strategies, CatalogIsCompleteAndDefaultIsInIt) {
   std::set<std::string> names;
   for (const StrategyInfo& s : strategy_catalog()) names.insert(s.name);
   for (const char* n : {"brute_force", "random_sample", "simulated_annealing", "genetic_algorithm", "pso", "diff_evo",
-                        "firefly", "mls", "greedy_ils", "bayes_opt", "model_rank", "auto"})
+                        "firefly", "mls", "greedy_ils", "vnd", "bayes_opt", "model_rank", "auto", "portfolio"})
     EXPECT_TRUE(names.count(n)) << n;
   EXPECT_TRUE(names.count(default_strategy_name()));
   for (const StrategyInfo& s : strategy_catalog())
@@ -162,6 +162,56 @@ TEST(Strategies, RejectsUnknownNamesOptionsAndBadValues) {
   EXPECT_NE(message("pso", {{"w", Value("fast")}}).find("number"), std::string::npos);
   EXPECT_NO_THROW(make("genetic_algorithm", {{"popsize", Value(8.0)}, {"crossover", Value("two_point")}}));
   EXPECT_NO_THROW(make("bayes_opt", {{"acquisition", Value("lcb")}, {"kappa", Value(1)}}));
+}
+
+// --- vnd ----------------------------------------------------------------------
+
+// Driven directly, without the cost layer's cache: every configuration it
+// proposes is new, and it keeps proposing (neighbourhoods, then restarts)
+// until it has proposed the whole space, then says it is done.
+TEST(Vnd, ProposesEachConfigurationOnceAndCoversTheSpace) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl, 20);
+  for (const char* wide : {"adjacent2", "hamming2", "both", "none"}) {
+    for (size_t batch : {1, 5}) {
+      std::unique_ptr<Strategy> s = make_strategy(
+          "vnd", StrategyContext{&space, 9, {{"wide", Value(std::string(wide))}}, {}, 0, {}});
+      std::set<Config> seen;
+      for (int step = 0; step < 100000; ++step) {
+        const std::vector<Config> proposed = s->propose(batch);
+        if (proposed.empty()) break;
+        ASSERT_LE(proposed.size(), batch);
+        std::vector<Observation> heard;
+        for (const Config& c : proposed) {
+          ASSERT_TRUE(space.is_valid(c));
+          ASSERT_TRUE(seen.insert(c).second) << wide << ": proposed twice";
+          heard.push_back({c, table.at(c).objective});
+        }
+        s->observe(heard);
+      }
+      EXPECT_EQ(seen.size(), space.count_valid()) << wide << " batch " << batch;
+    }
+  }
+}
+
+// In a portfolio vnd hears what the other member found: its next proposals
+// are neighbours of that best, not of its own climb.
+TEST(Vnd, MovesToABetterConfigurationHeardFromElsewhere) {
+  const SearchSpace space = needle_space();
+  const ExhaustiveTable table = table_of(space, needle, 0);
+  std::unique_ptr<Strategy> s =
+      make_strategy("vnd", StrategyContext{&space, 4, {{"initial_samples", Value(int64_t{0})}}, {}, 0, {}});
+  std::vector<Observation> first;
+  for (const Config& c : s->propose(1)) first.push_back({c, table.at(c).objective});
+  s->observe(first);
+  const Config optimum{11, 3, 2, 1, 0};
+  const Observation told{optimum, table.at(optimum).objective};
+  s->observe(std::span<const Observation>(&told, 1));
+  for (const Config& c : s->propose(4)) {
+    size_t differ = 0;
+    for (size_t d = 0; d < c.size(); ++d) differ += c[d] != optimum[d];
+    EXPECT_EQ(differ, 1u);  // a Hamming neighbour of the optimum
+  }
 }
 
 // --- bayes_opt on degenerate spaces -----------------------------------------

@@ -85,22 +85,24 @@ void register_all() {
         ->Arg(200)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
-  for (const char* name : {"model_rank", "auto"})  // the ones that use compile features
+  for (const char* name : {"model_rank", "auto", "portfolio"})  // the ones that use compile features
     benchmark::RegisterBenchmark((std::string("Strategy/") + name + "+features").c_str(), BM_Strategy, name, true)
         ->Arg(200)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
-  for (const char* name : {"bayes_opt", "model_rank"})
+  for (const char* name : {"bayes_opt", "model_rank", "vnd"})
     benchmark::RegisterBenchmark((std::string("ProposalAfter/") + name).c_str(), BM_ProposalAfter, name, false, 1)
         ->Arg(100)
         ->Arg(500)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(20);
-  benchmark::RegisterBenchmark("ProposalAfter/model_rank+features", BM_ProposalAfter, "model_rank", true, 1)
-      ->Arg(100)
-      ->Arg(500)
-      ->Unit(benchmark::kMillisecond)
-      ->Iterations(20);
+  for (const char* name : {"model_rank", "portfolio"})
+    benchmark::RegisterBenchmark((std::string("ProposalAfter/") + name + "+features").c_str(), BM_ProposalAfter, name,
+                                 true, 1)
+        ->Arg(100)
+        ->Arg(500)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(20);
   // A GPU run's batch: 8 configurations per proposal, each ranked by a refit
   // model (the kriging believer), so the time per configuration is what counts.
   benchmark::RegisterBenchmark("ProposalAfter/model_rank+features,batch8", BM_ProposalAfter, "model_rank", true, 8)

@@ -63,6 +63,7 @@ StrategyDef greedy_ils_def();
 StrategyDef bayes_opt_def();
 StrategyDef model_rank_def();
 StrategyDef portfolio_def();
+StrategyDef vnd_def();
 
 // Typed reads of options that make_strategy() has validated and defaulted.
 int64_t opt_int(const StrategyContext& ctx, std::string_view name);
