@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <unordered_map>
 
 #include "db/interchange.h"
@@ -39,10 +40,9 @@ void append(std::string& out, T v) {
 // engine reads like any File fill (the engine knows no expressions).
 std::string generate_file(const Argument& a) {
   std::string bytes;
-  std::vector<Value> slot(1);
   for (int64_t i = 0; i < a.size; ++i) {
-    slot[0] = Value(i);
-    const Value v = a.fill.generator_code.eval(slot);
+    const Value index(i);
+    const Value v = a.fill.generator_code.eval(std::span<const Value>(&index, 1));
     const double d = v.as_float();
     switch (a.type) {
       case ElemType::F32: append(bytes, static_cast<float>(d)); break;
