@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "tuner/base/elem_type.h"
 #include "tuner/gpu/fill_element.h"
 #include "tuner/gpu/fill_element_text.h"
 
@@ -77,14 +78,6 @@ extern "C" __global__ void ktune_fill(int type, int kind, void* out, kt_u64 n, k
 // The kernel's `kind`: which generator writes the elements.
 enum KernelKind : int { kRandom = 0, kSequence = 1, kPattern = 2 };
 
-// Every ElemType, by the code the generator knows it as.
-constexpr std::pair<const char*, ElemType> kTypeCodes[] = {
-    {"KT_F16", ElemType::F16}, {"KT_BF16", ElemType::BF16}, {"KT_F32", ElemType::F32},
-    {"KT_F64", ElemType::F64}, {"KT_I8", ElemType::I8},     {"KT_I16", ElemType::I16},
-    {"KT_I32", ElemType::I32}, {"KT_I64", ElemType::I64},   {"KT_U8", ElemType::U8},
-    {"KT_U16", ElemType::U16}, {"KT_U32", ElemType::U32},   {"KT_U64", ElemType::U64},
-};
-
 }  // namespace
 
 CompileRequest fill_kernel_request(const Arch& arch) {
@@ -93,8 +86,8 @@ CompileRequest fill_kernel_request(const Arch& arch) {
   r.source.append(kFillElementText).append(kKernel);
   r.kernel_name = kFillKernel;
   r.arch = arch;
-  for (const auto& [define, type] : kTypeCodes)
-    r.defines.emplace_back(define, std::to_string(static_cast<int>(type)));
+  for (const ElemTypeMacro& m : kElemTypeMacros)
+    r.defines.emplace_back(m.name, std::to_string(static_cast<int>(m.type)));
   r.defines.emplace_back("KT_FILL_RANDOM", std::to_string(kRandom));
   r.defines.emplace_back("KT_FILL_SEQUENCE", std::to_string(kSequence));
   // lo + u * (hi - lo) and start + i * step round twice on the host; an FMA

@@ -4,6 +4,8 @@
 #include <bit>
 #include <utility>
 
+#include "tuner/base/elem_type.h"
+
 namespace ktune::gpu {
 namespace {
 
@@ -206,19 +208,6 @@ extern "C" __global__ void ktune_verify_locate(int type, const void* got, const 
 }
 )";
 
-// Every ElemType, each with a case in the kernels' KT_DISPATCH (a type
-// without one would compare nothing and pass).
-struct TypeCode {
-  const char* define;
-  ElemType type;
-};
-constexpr TypeCode kTypeCodes[] = {
-    {"KT_F16", ElemType::F16}, {"KT_BF16", ElemType::BF16}, {"KT_F32", ElemType::F32},
-    {"KT_F64", ElemType::F64}, {"KT_I8", ElemType::I8},     {"KT_I16", ElemType::I16},
-    {"KT_I32", ElemType::I32}, {"KT_I64", ElemType::I64},   {"KT_U8", ElemType::U8},
-    {"KT_U16", ElemType::U16}, {"KT_U32", ElemType::U32},   {"KT_U64", ElemType::U64},
-};
-
 }  // namespace
 
 CompileRequest compare_kernel_request(const Arch& arch) {
@@ -226,8 +215,10 @@ CompileRequest compare_kernel_request(const Arch& arch) {
   r.source = kSource;
   r.kernel_name = kCountKernel;
   r.arch = arch;
-  for (const TypeCode& c : kTypeCodes)
-    r.defines.emplace_back(c.define, std::to_string(static_cast<int>(c.type)));
+  // Every ElemType, each with a case in the kernels' KT_DISPATCH (a type
+  // without one would compare nothing and pass).
+  for (const ElemTypeMacro& m : kElemTypeMacros)
+    r.defines.emplace_back(m.name, std::to_string(static_cast<int>(m.type)));
   // Without it the compiler fuses atol + rtol * |want| into an FMA, whose
   // single rounding differs from the host's at the edge of the tolerance.
   r.options = {"-fmad=false"};
