@@ -27,11 +27,10 @@ void TuneReport::measured(const Measured& m) {
     return;
   }
   ++measured_;
-  if (m.eval.compile_ms.value_or(0) > 0) ++compiled_;
-  compile_ms_ += m.eval.compile_ms.value_or(0);
-  gpu_ms_ += m.eval.load_ms.value_or(0) + m.eval.verify_ms.value_or(0) + m.eval.benchmark_ms.value_or(0);
   ++counts_[db::to_string(m.eval.status)];
   const db::Evaluation& e = m.eval;
+  if (e.compile_ms.value_or(0) > 0) ++split_.compiled;
+  split_.compile += e.compile_ms.value_or(0);
   split_.load += e.load_ms.value_or(0);
   split_.verify += e.verify_ms.value_or(0);
   split_.measure += e.benchmark_ms.value_or(0);
@@ -101,7 +100,7 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
                    {"prior", cli::Json()}};
     if (partial_) j["partial_recording"] = {{"recorded", partial_->first}, {"valid", partial_->second}};
     j["workers"] = workers_;
-    j["time_split"] = {{"compile_s", compile_ms_ / 1000}, {"compiled", compiled_}, {"gpu_s", gpu_ms_ / 1000},
+    j["time_split"] = {{"compile_s", split_.compile / 1000}, {"compiled", split_.compiled}, {"gpu_s", split_.gpu() / 1000},
                        {"load_s", split_.load / 1000},       {"verify_s", split_.verify / 1000},
                        {"measure_s", split_.measure / 1000}, {"framework_s", split_.framework / 1000},
                        {"stopped_early", split_.stopped_early}};
@@ -147,8 +146,8 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
     // Compiles run in parallel with the GPU, so the two may add up to more
     // than the elapsed time; a run whose compiles far exceed the GPU's
     // (times the compile workers) waits for its compiler.
-    std::cout << "time: compiles " << fixed(compile_ms_ / 1000, 1) << " s (" << compiled_
-              << " through the compile workers, the rest from the cubin cache), GPU " << fixed(gpu_ms_ / 1000, 1)
+    std::cout << "time: compiles " << fixed(split_.compile / 1000, 1) << " s (" << split_.compiled
+              << " through the compile workers, the rest from the cubin cache), GPU " << fixed(split_.gpu() / 1000, 1)
               << " s (load " << fixed(split_.load / 1000, 1) << ", verify " << fixed(split_.verify / 1000, 1)
               << ", measure " << fixed(split_.measure / 1000, 1) << "), framework "
               << fixed(split_.framework / 1000, 1) << " s; " << split_.stopped_early << " stopped early by racing\n";

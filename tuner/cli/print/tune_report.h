@@ -54,20 +54,17 @@ class TuneReport : public tune::RunObserver {
   std::map<std::string, int> counts_;
   std::map<std::string, double> confirmed_;  // config key -> re-measured median
   size_t ok_ = 0, missing_ = 0, resumed_ = 0, measured_ = 0, reusable_ = 0;
-  // Where this run's evaluations spent their time (reused ones left out):
-  // NVRTC in the compile workers (cache hits cost nothing) against the GPU
-  // worker's load, verify and benchmark phases.
-  double compile_ms_ = 0, gpu_ms_ = 0;
-  size_t compiled_ = 0;
   std::optional<std::pair<uint64_t, uint64_t>> partial_;
   size_t workers_ = 1;
   std::optional<PoolStats> pool_;
   std::unique_ptr<Progress> bar_;
-  // The GPU's share of the run's time by phase, summed over its own
-  // evaluations (ms), beside compile_ms_ and gpu_ms_.
+  // Where this run's evaluations spent their time, ms (reused ones left
+  // out): NVRTC in the compile workers (cache hits cost nothing) against the
+  // GPU worker's load, verify and benchmark phases, and the framework's share.
   struct TimeSplit {
-    double load = 0, verify = 0, measure = 0, framework = 0;
-    size_t stopped_early = 0;
+    double compile = 0, load = 0, verify = 0, measure = 0, framework = 0;
+    size_t compiled = 0, stopped_early = 0;
+    double gpu() const { return load + verify + measure; }
   } split_;
 };
 
