@@ -287,6 +287,17 @@ TEST_F(Cli, StrategyComparisonReportsJsonAndPlot) {
   Ran many_text = ktune("strategies compare --manifest " + manifest.string() + " --strategies random_sample --runs 2 --max-fevals 30");
   EXPECT_EQ(many_text.status, 0) << many_text.out;
   EXPECT_NE(many_text.out.find("over 2 spaces"), std::string::npos) << many_text.out;
+  // A path with spaces in double quotes, as published caches sit in folders like "KernelTuner data".
+  const fs::path spaced = fs::path(::testing::TempDir()) / "Kernel Tuner data";
+  fs::create_directories(spaced);
+  fs::copy_file(kVecData, spaced / fs::path(kVecData).filename(), fs::copy_options::overwrite_existing);
+  {
+    std::ofstream m(manifest);
+    m << "vec_spaced " << kVecSpec << " \"" << (spaced / fs::path(kVecData).filename()).string() << "\"\n";
+  }
+  Ran quoted = ktune("strategies compare --manifest " + manifest.string() + " --strategies random_sample --runs 1 --max-fevals 10 --json");
+  ASSERT_EQ(quoted.status, 0) << quoted.out;
+  EXPECT_EQ(nlohmann::json::parse(quoted.out)["spaces"][0]["label"], "vec_spaced");
   {
     std::ofstream m(manifest);
     m << "only_two_words " << kVecSpec << "\n";

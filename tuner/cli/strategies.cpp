@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -213,15 +214,21 @@ struct ManifestEntry {
   std::string label, spec, data, device;
 };
 
-// One space a line: LABEL SPEC DATA [DEVICE]; '#' starts a comment. Relative
-// paths start at `root` (default: the manifest's folder), so a manifest in
-// the repository can name recordings that are not (held-out data: --root DIR).
+// One space a line: LABEL SPEC DATA [DEVICE]; '#' starts a comment; a path
+// with spaces is written in double quotes (published caches sit in folders
+// such as "KernelTuner data"). A relative path is looked up under `root`,
+// then beside the manifest, so one manifest in the repository can name both
+// recordings that are not (held-out data: --root DIR) and files that are.
 std::vector<ManifestEntry> read_manifest(const std::string& path, const std::string& root) {
   std::ifstream in(path);
   if (!in) throw Error::bad_input("--manifest: cannot read " + path);
   namespace fs = std::filesystem;
-  const fs::path base = root.empty() ? fs::absolute(path).parent_path() : fs::path(root);
-  auto resolve = [&](const std::string& p) { return fs::path(p).is_absolute() ? p : (base / p).string(); };
+  const fs::path beside = fs::absolute(path).parent_path();
+  auto resolve = [&](const std::string& p) {
+    if (fs::path(p).is_absolute()) return p;
+    if (!root.empty() && (fs::exists(fs::path(root) / p) || !fs::exists(beside / p))) return (fs::path(root) / p).string();
+    return (beside / p).string();
+  };
   std::vector<ManifestEntry> out;
   size_t lineno = 0;
   for (std::string line; std::getline(in, line);) {
@@ -229,7 +236,7 @@ std::vector<ManifestEntry> read_manifest(const std::string& path, const std::str
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     std::istringstream words(line);
     std::vector<std::string> w;
-    for (std::string x; words >> x;) w.push_back(x);
+    for (std::string x; words >> std::quoted(x);) w.push_back(x);
     if (w.empty()) continue;
     if (w.size() < 3 || w.size() > 4)
       throw Error::bad_input("--manifest " + path + ":" + std::to_string(lineno) +
@@ -366,7 +373,7 @@ void add_strategies_command(CLI::App& app, CommandResult& result) {
   cmp->add_option("--manifest", o->manifest,
                   "compare over many recordings: a file with one space a line, 'LABEL SPEC DATA [DEVICE]' "
                   "('#' starts a comment); prints each space and the aggregate");
-  cmp->add_option("--root", o->root, "where the manifest's relative paths start (default: the manifest's folder)");
+  cmp->add_option("--root", o->root, "where the manifest's relative paths are looked up first (then beside the manifest)");
   cmp->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
   cmp->add_option("--simulate", o->simulate, "recorded data: a ktune database or Kernel Tuner cache");
   cmp->add_option("--device", o->device, "which device's results, where the data holds several");
