@@ -28,6 +28,10 @@ class Auto final : public Strategy {
     return first_->propose(std::min(max_batch, switch_at_ - seen_.size()));
   }
 
+  // The hint of the strategy proposing now (the switch to bayes_opt is
+  // after its own next proposal's results, which a hint cannot foresee).
+  std::vector<Config> upcoming(size_t n) override { return (second_ ? second_ : first_)->upcoming(n); }
+
   void observe(std::span<const Observation> results) override {
     seen_.insert(seen_.end(), results.begin(), results.end());
     (second_ ? second_ : first_)->observe(results);

@@ -31,6 +31,12 @@ class Portfolio final : public Strategy {
     return out;
   }
 
+  // The hint of the member whose turn comes next.
+  std::vector<Config> upcoming(size_t n) override {
+    const bool second = every_ > 0 && (turn_ + 1) % every_ == 0;
+    return (second ? second_ : first_)->upcoming(n);
+  }
+
   void observe(std::span<const Observation> results) override {
     first_->observe(results);
     second_->observe(results);

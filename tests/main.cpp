@@ -3,7 +3,9 @@
 // is to serve as one when asked. The compile children get the test seam:
 // a request with a -D named by KTUNE_COMPILE_TEST_CRASH kills its child with
 // SIGSEGV, as NVRTC sometimes does; one named by KTUNE_COMPILE_TEST_HANG never
-// gets an answer.
+// gets an answer; with KTUNE_COMPILE_TEST_ORDER naming a file, each child
+// appends the defines of every request it starts, a line each, so a test
+// sees the order in which the pool hands requests out.
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
@@ -11,6 +13,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "tuner/gpu/worker.h"
@@ -26,6 +29,11 @@ bool has_define(const ktune::CompileRequest& request, const char* variable) {
 }
 
 void inject_faults(const ktune::CompileRequest& request) {
+  if (const char* log = std::getenv("KTUNE_COMPILE_TEST_ORDER"); log && *log) {
+    std::string line;
+    for (const auto& [define, value] : request.defines) line.append(define).append("=").append(value).append(" ");
+    std::ofstream(log, std::ios::app) << line << "\n";
+  }
   if (has_define(request, "KTUNE_COMPILE_TEST_HANG"))
     for (;;) ::pause();
   if (has_define(request, "KTUNE_COMPILE_TEST_CRASH")) {

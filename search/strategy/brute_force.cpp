@@ -15,6 +15,11 @@ class BruteForce final : public StrategyBase {
     for (; next_ < valid_count() && wave.size() < max_batch; ++next_) wave.push_back(space().at(next_));
     return wave;
   }
+  std::vector<Config> upcoming(size_t n) override {
+    std::vector<Config> next;
+    for (uint64_t i = next_; i < valid_count() && next.size() < n; ++i) next.push_back(space().at(i));
+    return next;
+  }
   uint64_t next_ = 0;
 };
 

@@ -160,6 +160,7 @@ RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
       fresh.resize(budget_.max_fevals - r.fevals);
     if (!budget_left(r, start)) fresh.clear();
     stale = fresh.empty() && new_unrecorded == 0 && r.fevals == before ? stale + 1 : 0;
+    if (options_.ahead) options_.ahead(ahead_of(strategy, r, in_batch, fresh.size()));
     evaluate_new(r, fresh, start, on_trace);
     std::vector<Observation> obs;
     for (const Config& c : batch) {
@@ -177,8 +178,26 @@ RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
       break;
     }
   }
+  if (options_.ahead) options_.ahead({});
   r.elapsed_s = elapsed(r, start);
   return r;
+}
+
+std::vector<Config> CostLayer::ahead_of(Strategy& strategy, const RunResult& r,
+                                        const std::unordered_set<Config, ConfigHash>& in_batch, size_t measuring) {
+  std::vector<Config> out;
+  uint64_t room = options_.batch_size;
+  if (budget_.max_fevals) room = std::min<uint64_t>(room, budget_.max_fevals - std::min(budget_.max_fevals, r.fevals + measuring));
+  if (room == 0 || measuring == 0) return out;
+  std::unordered_set<Config, ConfigHash> seen;
+  for (Config& c : strategy.upcoming(static_cast<size_t>(room))) {
+    if (out.size() >= room) break;
+    if (c.size() != space_->parameters().size() || !space_->is_valid(c)) continue;
+    if (cache_.count(c) || known_.count(c) || unrecorded_.count(c) || in_batch.count(c)) continue;
+    if (options_.recorded && !options_.recorded(c)) continue;
+    if (seen.insert(c).second) out.push_back(std::move(c));
+  }
+  return out;
 }
 
 void CompileLedger::asked(const Config& c, double compile_s) {

@@ -25,6 +25,10 @@
 //   * the run also stops when the strategy proposes nothing, when every valid
 //     configuration has been measured, or after max_stale_proposals proposals
 //     in a row with nothing new (a strategy looping on the cache).
+//   * with CostOptions::ahead set, the strategy's hint of what follows each
+//     batch (Strategy::upcoming) is passed on before the batch is measured,
+//     never past max_fevals, and an empty one when the run ends, so that what
+//     is compiled ahead is dropped with it.
 //   * with CostOptions::recorded set (a replay of a partial recording), a
 //     configuration outside it is answered as failed at no cost, is not an
 //     evaluation and is not in the trace (RunResult::not_recorded counts
@@ -68,6 +72,12 @@ struct CostOptions {
   // space (an interrupted recording), and how many valid ones it holds.
   std::function<bool(const Config&)> recorded;
   uint64_t recorded_count = 0;
+  // Told, right before each batch is measured, what the strategy expects to
+  // propose after it (Strategy::upcoming, at most a batch), less what is
+  // already known or in the batch and cut to the evaluations the budget has
+  // left after it: what may be compiled behind the batch. Each call replaces
+  // the one before; the last, when the run ends, is empty.
+  std::function<void(std::span<const Config>)> ahead;
 };
 
 enum class StopReason { MaxFevals, TimeLimit, StrategyDone, SpaceExhausted, NoProgress };
@@ -129,6 +139,9 @@ class CostLayer {
               const OnTrace& on_trace);
   std::optional<double> internal(std::optional<double> user) const;
   void evaluate_new(RunResult& r, std::vector<Config>& fresh, double start, const OnTrace& on_trace);
+  // The strategy's hint for CostOptions::ahead, with `measuring` of the batch about to be measured.
+  std::vector<Config> ahead_of(Strategy& strategy, const RunResult& r,
+                               const std::unordered_set<Config, ConfigHash>& in_batch, size_t measuring);
 
   const SearchSpace* space_;
   Budget budget_;

@@ -25,6 +25,26 @@ class RandomSample final : public StrategyBase {
     }
     return wave;
   }
+  // The draws next_wave will make, on a copy of the generator, the swaps
+  // they would make kept aside.
+  std::vector<Config> upcoming(size_t n) override {
+    if (!indexable()) return {};
+    std::vector<Config> next;
+    std::mt19937_64 g = rng();
+    std::unordered_map<uint64_t, uint64_t> swaps;
+    auto at = [&](uint64_t i) {
+      auto it = swaps.find(i);
+      return it == swaps.end() ? slot(i) : it->second;
+    };
+    const uint64_t total = valid_count();
+    for (uint64_t d = drawn_; d < total && next.size() < n; ++d) {
+      const uint64_t j = d + below(g, total - d);
+      const uint64_t pick = at(j);
+      swaps[j] = at(d);
+      next.push_back(space().at(pick));
+    }
+    return next;
+  }
   uint64_t slot(uint64_t i) const {
     auto it = swapped_.find(i);
     return it == swapped_.end() ? i : it->second;

@@ -79,6 +79,15 @@ class Strategy {
   // Results for configurations proposed earlier (every proposed one, in order),
   // or, before the first propose(), results known from earlier runs.
   virtual void observe(std::span<const Observation> results) = 0;
+  // Up to `n` configurations the strategy expects to propose after the batch
+  // it proposed last, most likely first: a hint, never binding, so that their
+  // compiles can run behind that batch's (the cost layer passes it on). Only
+  // a strategy whose next batch does not hang on the results it waits for
+  // can know it; the others say nothing.
+  virtual std::vector<Config> upcoming(size_t n) {
+    (void)n;
+    return {};
+  }
 };
 
 struct StrategyInfo {

@@ -312,6 +312,7 @@ CompilePool::~CompilePool() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
     queue_.clear();
+    queued_.clear();
   }
   work_.notify_all();
   for (auto& t : threads_) t.join();
@@ -327,8 +328,10 @@ void CompilePool::serve(Slot& slot) {
       std::unique_lock lock(mutex_);
       work_.wait(lock, [&] { return stopping_.load() || !queue_.empty(); });
       if (stopping_) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      auto first = queue_.begin();
+      job = std::move(first->second);
+      queued_.erase(job.ticket);
+      queue_.erase(first);
     }
     const bool was_in_process = slot.in_process();
     std::optional<compile_wire::Reply> reply = slot.compile(job.request, compiler_, stopping_, deaths_, options_.time_limit_s, timeouts_);
@@ -337,11 +340,11 @@ void CompilePool::serve(Slot& slot) {
     if (reply->result.deferred) {
       // The same code is being compiled by another slot: take other work and
       // come back to this one (once; then it waits, for an empty queue would
-      // only bring it straight back).
+      // only bring it straight back). Behind everything queued now.
       std::lock_guard lock(mutex_);
       if (pending_.count(job.ticket)) {
         job.request.defer_if_busy = false;
-        queue_.push_back(std::move(job));
+        enqueue(std::move(job), queue_.empty() ? 0 : queue_.rbegin()->first.first);
         work_.notify_one();
       }
       continue;
@@ -360,7 +363,34 @@ void CompilePool::finish(Ticket ticket, Done done) {
   done_.notify_all();
 }
 
-CompilePool::Ticket CompilePool::submit(CompileRequest request) {
+void CompilePool::enqueue(Job job, Priority priority) {
+  const QueueKey key{priority, next_sequence_++};
+  queued_[job.ticket] = key;
+  queue_.emplace(key, std::move(job));
+}
+
+void CompilePool::dequeue_if(const std::function<bool(Ticket)>& drop) {
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (!drop(it->second.ticket)) {
+      ++it;
+      continue;
+    }
+    queued_.erase(it->second.ticket);
+    it = queue_.erase(it);
+  }
+}
+
+void CompilePool::prioritize(Ticket ticket, Priority priority) {
+  std::lock_guard lock(mutex_);
+  auto where = queued_.find(ticket);
+  if (where == queued_.end() || where->second.first == priority) return;
+  auto node = queue_.extract(where->second);
+  node.key() = QueueKey{priority, next_sequence_++};
+  where->second = node.key();
+  queue_.insert(std::move(node));
+}
+
+CompilePool::Ticket CompilePool::submit(CompileRequest request, Priority priority) {
   // A cache hit is answered here: reading the entry costs less than handing
   // the request to a child, and it never waits behind a cold compile.
   std::optional<Done> hit;
@@ -384,7 +414,7 @@ CompilePool::Ticket CompilePool::submit(CompileRequest request) {
   }
   pending_[ticket] = std::make_unique<Done>();
   request.defer_if_busy = true;
-  queue_.push_back({ticket, std::move(request)});
+  enqueue({ticket, std::move(request)}, priority);
   work_.notify_one();
   return ticket;
 }
@@ -418,13 +448,14 @@ std::pair<CompilePool::Ticket, CompileResult> CompilePool::take_any(std::vector<
 void CompilePool::cancel() {
   std::lock_guard lock(mutex_);
   queue_.clear();
+  queued_.clear();
   pending_.clear();
 }
 
 void CompilePool::cancel(std::span<const Ticket> tickets) {
   std::lock_guard lock(mutex_);
   for (const Ticket t : tickets) pending_.erase(t);
-  std::erase_if(queue_, [&](const Job& j) { return !pending_.count(j.ticket); });
+  dequeue_if([&](Ticket t) { return !pending_.count(t); });
 }
 
 std::vector<CompileResult> CompilePool::compile(std::span<const CompileRequest> requests) {

@@ -29,6 +29,11 @@
 //    CompilePoolOptions::in_process) the slots compile on their own threads;
 //    a slot whose child cannot be started does so too. NVRTC crashes then
 //    take this process down: nothing isolates them.
+//  * Requests are compiled in the order of their priority (lower first; the
+//    caller's ranking: a configuration's position in the strategy's batch,
+//    then what it expects to propose next), submission order among equals, so
+//    a slot that frees up takes what the GPU will measure soonest. A request
+//    that is no longer wanted is dropped by cancel() before it starts.
 //  * Results are taken in any order; a ticket is taken once.
 //
 // Several threads may share a pool (the GPUs of one run), each submitting
@@ -39,8 +44,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -83,6 +88,8 @@ struct CompilePoolOptions {
 class CompilePool {
  public:
   using Ticket = std::uint64_t;
+  // Lower compiles first.
+  using Priority = std::int64_t;
 
   explicit CompilePool(CompilePoolOptions options = {});
   ~CompilePool();  // stops the children, also in the middle of a compile
@@ -91,7 +98,10 @@ class CompilePool {
 
   // Queues a request and returns at once (after the cache lookup). Throws
   // Error::bad_input for an unreadable source, like Compiler::compile.
-  Ticket submit(CompileRequest request);
+  Ticket submit(CompileRequest request, Priority priority = 0);
+  // Moves a queued request to `priority`; one already compiling or done is
+  // left as it is.
+  void prioritize(Ticket ticket, Priority priority);
   // Waits for the result of `ticket`.
   CompileResult take(Ticket ticket);
   // Waits for whichever of `tickets` finishes first and removes it from them.
@@ -116,12 +126,16 @@ class CompilePool {
     Ticket ticket;
     CompileRequest request;
   };
+  // The queue's order: priority, then submission.
+  using QueueKey = std::pair<Priority, std::uint64_t>;
   struct Done;
   class Slot;
 
   void serve(Slot& slot);  // a slot thread's loop
   std::pair<Ticket, CompileResult> wait_for(std::span<const Ticket> tickets);
   void finish(Ticket ticket, Done done);
+  void enqueue(Job job, Priority priority);  // REQUIRES: mutex_ held
+  void dequeue_if(const std::function<bool(Ticket)>& drop);  // REQUIRES: mutex_ held
 
   CompilePoolOptions options_;
   Compiler compiler_;  // cache lookups, and compiles of in-process slots
@@ -133,7 +147,9 @@ class CompilePool {
   std::mutex mutex_;
   std::condition_variable work_;  // slots wait for jobs
   std::condition_variable done_;  // takers wait for results
-  std::deque<Job> queue_;
+  std::map<QueueKey, Job> queue_;
+  std::unordered_map<Ticket, QueueKey> queued_;  // where each queued ticket is
+  std::uint64_t next_sequence_ = 0;
   std::unordered_map<Ticket, std::unique_ptr<Done>> pending_;  // submitted, not taken
   Ticket next_ticket_ = 1;
   std::atomic<bool> stopping_{false};

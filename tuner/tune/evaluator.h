@@ -59,6 +59,12 @@ class ConfigEvaluator {
   // Measures a batch, the whole of it unless on_measured says stop; the
   // evaluator may compile the whole batch ahead of the GPU.
   virtual void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) = 0;
+  // What the run expects to ask for after the batch that evaluate() is given
+  // next, most likely first (CostOptions::ahead): an evaluator may compile
+  // them behind that batch. Each call replaces the one before: what was
+  // compiling ahead that the next batch does not take and this call does
+  // not name is dropped; an empty call drops it all at once (the run ended).
+  virtual void compile_ahead(std::span<const std::vector<Value>> next) { (void)next; }
   // True when answers come from recorded data, not from a GPU now.
   virtual bool replay() const = 0;
   virtual std::string source() const = 0;  // "GPU 0: NVIDIA H100 80GB HBM3" or the replayed file

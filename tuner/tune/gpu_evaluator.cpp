@@ -133,6 +133,7 @@ GpuEvaluator::GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options) : spec
     po.interrupt = options.interrupt;
     pool_ = std::make_shared<CompilePool>(po);
   }
+  plan_ = std::make_unique<CompilePlan>(*pool_);
   // The worker's own kernels (the device fill; the device compare where
   // outputs are verified) compile in the pool beside the reference kernel,
   // so the worker finds them in the cubin cache instead of compiling them
@@ -370,14 +371,25 @@ void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const O
   std::vector<CompilePool::Ticket> waiting;
   std::unordered_map<CompilePool::Ticket, size_t> index_of;
   const CancelOnExit cancel_on_exit{*pool_, waiting};
+  // The batch in the strategy's order (its position is its priority), and
+  // what the strategy expects next behind it.
+  std::vector<CompilePlan::Keyed> batch, next;
+  std::vector<size_t> batch_index;
   for (size_t i = 0; i < configs.size(); ++i) {
     std::optional<CompileRequest> request;
     compiled[i] = prepare(configs[i], request);
     if (!request) continue;
-    const CompilePool::Ticket t = pool_->submit(std::move(*request));
-    waiting.push_back(t);
-    index_of[t] = i;
+    batch.push_back({db::config_key(configs[i]), std::move(*request)});
+    batch_index.push_back(i);
   }
+  for (const std::vector<Value>& c : next_) {
+    std::optional<CompileRequest> request;
+    prepare(c, request);
+    if (request) next.push_back({db::config_key(c), std::move(*request)});
+  }
+  next_.clear();
+  waiting = plan_->submit(std::move(batch), std::move(next));
+  for (size_t j = 0; j < waiting.size(); ++j) index_of[waiting[j]] = batch_index[j];
 
   // Returns whether the caller lets the batch go on.
   auto finish_turn = [&](size_t i, Measured m, double compile_wait_ms) {
@@ -404,6 +416,11 @@ void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const O
     compiled[i].result = std::move(result);
     if (!finish_turn(i, run_one(configs[i], compiled[i]), wait_ms)) return;
   }
+}
+
+void GpuEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
+  next_.assign(next.begin(), next.end());
+  if (next_.empty()) plan_->drop();
 }
 
 std::vector<GpuEvaluator::Compiled> GpuEvaluator::compile_all(std::span<const std::vector<Value>> configs) {

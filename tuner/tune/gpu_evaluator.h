@@ -17,8 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "tuner/compile/pool.h"
 #include "tuner/compile/compiler.h"
+#include "tuner/compile/plan.h"
+#include "tuner/compile/pool.h"
 #include "tuner/tune/evaluator.h"
 #include "tuner/gpu/engine.h"
 #include "tuner/spec/spec.h"
@@ -70,6 +71,8 @@ class GpuEvaluator : public ConfigEvaluator {
 
   db::DeviceInfo device() const override;
   void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
+  // Compiled behind the next batch, in the pool's order of priority (CompilePlan).
+  void compile_ahead(std::span<const std::vector<Value>> next) override;
   bool replay() const override { return false; }
   std::string source() const override;
   // Compiled in the session's pool for its GPU's architecture (tuner/tune/static_features.h).
@@ -104,6 +107,8 @@ class GpuEvaluator : public ConfigEvaluator {
   Arch arch_;
   std::unique_ptr<gpu::Engine> engine_;
   std::shared_ptr<CompilePool> pool_;
+  std::unique_ptr<CompilePlan> plan_;  // this GPU's batches in pool_; before pool_ goes
+  std::vector<std::vector<Value>> next_;  // compile_ahead's, for the next evaluate()
   std::vector<gpu::ArgSpec> args_;
   bool have_expected_ = false;
   double best_median_ms_ = 0;  // of this session's measurements, for the racing rule

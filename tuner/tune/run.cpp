@@ -128,6 +128,12 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
     co.recorded_count = part->valid;
     start.partial = {part->valid, space.count_valid()};
   }
+  // What the strategy expects after each batch compiles behind it (a GPU run's evaluator).
+  co.ahead = [&](std::span<const Config> next) {
+    std::vector<std::vector<Value>> values;
+    for (const Config& c : next) values.push_back(space.values(c));
+    evaluator.compile_ahead(values);
+  };
   CostLayer layer(space, o.budget, CostLayer::EvaluateEach(evaluate), spec.higher_is_better, co);
   std::map<std::string, db::Evaluation> reusable;
   if (!o.force)
