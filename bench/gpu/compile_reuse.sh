@@ -21,18 +21,10 @@ JOBS=$(nproc)
 if [ "${1:-}" = "-j" ]; then JOBS=$2; shift 2; fi
 mkdir -p "$OUT"
 rm -rf "$OUT/cache-off" "$OUT/cache-on"
-python3 - "$KTUNE" "$OUT" "$T1" "$JOBS" "$@" <<'PY'
-import hashlib, json, os, resource, shutil, subprocess, sys, time
-ktune, out, t1, jobs, *restrict = sys.argv[1:]
-spec = json.load(open(t1))
-params = {p["Name"]: p for p in spec["ConfigurationSpace"]["TuningParameters"]}
-for r in restrict:
-    name, values = r.split("=", 1)
-    params[name]["Values"] = "[" + values + "]"
-kernel = spec["KernelSpecification"]["KernelFile"]
-shutil.copy(os.path.join(os.path.dirname(os.path.abspath(t1)), kernel), os.path.join(out, os.path.basename(kernel)))
-spec["KernelSpecification"]["KernelFile"] = os.path.basename(kernel)
-json.dump(spec, open(os.path.join(out, "slice.json"), "w"), indent=1)
+"$(dirname "$0")/t1_slice.py" "$T1" "$OUT" "$@" || exit 2
+python3 - "$KTUNE" "$OUT" "$JOBS" <<'PY'
+import hashlib, json, os, resource, subprocess, sys, time
+ktune, out, jobs = sys.argv[1:]
 
 def cubins(mode):
     # The cubin field of every first-level entry in the cache folder.
