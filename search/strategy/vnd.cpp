@@ -14,8 +14,9 @@
 // the best (`restart: perturb`). Whenever a better configuration is heard than
 // any before (from this strategy's own climb, or from another strategy that
 // shares its results in a portfolio), the centre jumps there and the descent
-// starts again from the narrowest neighbourhood. Known configurations cost
-// nothing: they are judged from memory.
+// starts again from the narrowest neighbourhood. After a step that improved
+// on the centre, the same step is tried again first (`pattern`). Known
+// configurations cost nothing: they are judged from memory.
 #include <algorithm>
 
 #include "ktune/error.h"
