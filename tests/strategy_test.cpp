@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "search/strategy/cost.h"
@@ -212,6 +213,48 @@ TEST(Vnd, MovesToABetterConfigurationHeardFromElsewhere) {
     for (size_t d = 0; d < c.size(); ++d) differ += c[d] != optimum[d];
     EXPECT_EQ(differ, 1u);  // a Hamming neighbour of the optimum
   }
+}
+
+// pattern=true: after a step from the centre that improved on it, the next
+// proposal is the same step again (a Hooke-Jeeves pattern move), whenever that
+// configuration exists and is new. On a slope rising along x the climb then
+// doubles its way up instead of trying the other neighbours in random order.
+TEST(Vnd, PatternMoveRepeatsTheStepThatImproved) {
+  const SearchSpace space({int_param("x", range(64)), int_param("y", range(4))}, {});
+  auto f = [](const Config& c) { return 100.0 - c[0] + 0.25 * c[1]; };
+  size_t checked = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    std::unique_ptr<Strategy> s = make_strategy(
+        "vnd", StrategyContext{&space, seed, {{"initial_samples", Value(int64_t{0})}, {"pattern", Value(true)}}, {}, 0, {}});
+    std::set<Config> seen;
+    std::optional<Config> best, expected;
+    for (int step = 0; step < 200; ++step) {
+      const std::vector<Config> proposed = s->propose(1);
+      if (proposed.empty()) break;
+      ASSERT_EQ(proposed.size(), 1u);
+      const Config& c = proposed[0];
+      if (expected) {
+        EXPECT_EQ(c, *expected) << "seed " << seed << " step " << step;
+        ++checked;
+      }
+      expected.reset();
+      seen.insert(c);
+      if (best && f(c) < f(*best)) {
+        Config next = c;
+        bool inside = true;
+        for (size_t d = 0; d < c.size(); ++d) {
+          const int64_t v = 2 * int64_t{c[d]} - int64_t{(*best)[d]};
+          inside = inside && v >= 0 && v < static_cast<int64_t>(space.parameters()[d].values.size());
+          if (inside) next[d] = static_cast<uint32_t>(v);
+        }
+        if (inside && !seen.count(next)) expected = next;
+      }
+      if (!best || f(c) < f(*best)) best = c;
+      const Observation heard{c, f(c)};
+      s->observe(std::span<const Observation>(&heard, 1));
+    }
+  }
+  EXPECT_GT(checked, 10u);  // the property was exercised, not vacuously true
 }
 
 // --- bayes_opt on degenerate spaces -----------------------------------------

@@ -14,8 +14,9 @@
 // the best (`restart: perturb`). Whenever a better configuration is heard than
 // any before (from this strategy's own climb, or from another strategy that
 // shares its results in a portfolio), the centre jumps there and the descent
-// starts again from the narrowest neighbourhood. Known configurations cost
-// nothing: they are judged from memory.
+// starts again from the narrowest neighbourhood. After a step that improved
+// on the centre, the same step is tried again first (`pattern`). Known
+// configurations cost nothing: they are judged from memory.
 #include <algorithm>
 
 #include "ktune/error.h"
@@ -31,7 +32,8 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
       : StrategyBase(ctx),
         initial_(initial_design_size(ctx)),
         perturbation_(static_cast<int>(opt_int(ctx, "perturbation"))),
-        perturb_(opt_choice(ctx, "restart") == "perturb") {
+        perturb_(opt_choice(ctx, "restart") == "perturb"),
+        pattern_(opt_bool(ctx, "pattern")) {
     const std::string& wide = opt_choice(ctx, "wide");
     if (wide == "adjacent2" || wide == "both") levels_.push_back(Level::Adjacent2);
     if (wide == "hamming2" || wide == "both") levels_.push_back(Level::Hamming2);
@@ -64,7 +66,9 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
         if (!known(c)) {
           if (!condemned(c)) wave.push_back(std::move(c));
         } else if (double s = score(c); s < centre_score_) {  // heard from elsewhere: a free move
+          const Config from = *centre_;
           set_centre(std::move(c), s);
+          if (pattern_) push_pattern_move(from);
           moved = true;
           break;
         }
@@ -99,8 +103,26 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
     double better_score = centre_score_;
     for (const Config& c : batch_)
       if (double s = score(c); s < better_score) better = &c, better_score = s;
-    if (better) set_centre(Config(*better), better_score);
+    if (better) {
+      const Config from = *centre_;
+      set_centre(Config(*better), better_score);
+      if (pattern_) push_pattern_move(from);
+    }
     batch_.clear();
+  }
+
+  // A pattern move (Hooke and Jeeves): after a step from `from` to the
+  // centre that improved on it, the same step once more, tried first. Value
+  // indices are ordered, so a step that helped often helps again (a larger
+  // block, a longer tile); a repeat that improves is repeated in turn.
+  void push_pattern_move(const Config& from) {
+    Config next = *centre_;
+    for (size_t d = 0; d < next.size(); ++d) {
+      const int64_t v = 2 * int64_t{(*centre_)[d]} - int64_t{from[d]};
+      if (v < 0 || v >= int64_t{sizes_[d]}) return;
+      next[d] = static_cast<uint32_t>(v);
+    }
+    if (space().is_valid(next)) frontier_.push_back(std::move(next));
   }
 
   void set_centre(Config c, double s) {
@@ -198,6 +220,7 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
   size_t initial_;
   int perturbation_;
   bool perturb_;
+  bool pattern_;
   std::vector<Level> levels_;
   std::vector<uint32_t> sizes_;
   std::optional<Config> centre_;
@@ -222,6 +245,9 @@ StrategyDef vnd_def() {
             "where a climb starts when every neighbourhood is spent: a random new configuration, or a random "
             "walk from the best"},
            {"perturbation", OptionKind::Int, 3, 1, 1000, {}, "Hamming steps of a perturb restart"},
+           {"pattern", OptionKind::Bool, true, 0, 0, {},
+            "after a step that improved on the centre, the same step once more, tried first (a Hooke-Jeeves "
+            "pattern move)"},
            {"initial_samples", OptionKind::Int, 8, 0, 100000, {},
             "random configurations measured first; the descent starts at their best (at most max_fevals/4)"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> {
