@@ -113,6 +113,8 @@ def replay_space(t1_path, cache_path, args):
     tmp.write(text)
     tmp.close()
     source = ks["KernelFile"]
+    if not os.path.exists(source):  # simulation mode reads the cache, never the kernel
+        source = "// a replay of a cache needs no kernel source\n"
     # Older caches write a one-dimensional problem size as a number.
     ps = data["problem_size"]
     problem_size = tuple(ps) if isinstance(ps, list) else (ps,)
@@ -220,7 +222,7 @@ def run_manifest(args):
     cols = {b: ([], [], []) for b in budgets}
     for sp in kj["spaces"]:
         label, res = sp["label"], sp["result"]
-        if label not in kt:
+        if not kt.get(label):  # Kernel Tuner ran no strategy on it (stderr says why)
             continue
         ours = next(s for s in res["strategies"] if s["name"] == default)
         for b in budgets:
