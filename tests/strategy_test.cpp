@@ -257,6 +257,94 @@ TEST(Vnd, PatternMoveRepeatsTheStepThatImproved) {
   EXPECT_GT(checked, 10u);  // the property was exercised, not vacuously true
 }
 
+// guide=knn: a neighbourhood is tried best predicted first, the prediction
+// being the mean rank of the nearest configurations heard. Around a centre
+// whose one-parameter steps are all known and all worse, a two-parameter
+// step's two nearest heard configurations are its two single steps, so with
+// neighbours=2 the prediction is additive and the pair of the two least bad
+// single steps comes first; unguided, the neighbourhood comes in random order.
+TEST(Vnd, KnnGuideTriesThePairOfTheLeastBadSingleStepsFirst) {
+  const SearchSpace space({int_param("x", range(8)), int_param("y", range(8))}, {});
+  auto f = [](const Config& c) {
+    if (c[0] == 0 && c[1] == 0) return 1.0;  // the centre
+    if (c[1] == 0) return c[0] == 3 ? 1.5 : 3.0 + c[0];
+    if (c[0] == 0) return c[1] == 5 ? 1.5 : 3.0 + c[1];
+    return 10.0;
+  };
+  std::vector<Observation> known;
+  for (uint32_t v = 0; v < 8; ++v) {
+    known.push_back({Config{v, 0}, f(Config{v, 0})});
+    if (v > 0) known.push_back({Config{0, v}, f(Config{0, v})});
+  }
+  size_t unguided_elsewhere = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    for (const char* guide : {"knn", "none"}) {
+      std::unique_ptr<Strategy> s = make_strategy(
+          "vnd", StrategyContext{&space,
+                                 seed,
+                                 {{"initial_samples", Value(int64_t{0})},
+                                  {"wide", Value(std::string("hamming2"))},
+                                  {"guide", Value(std::string(guide))},
+                                  {"neighbours", Value(int64_t{2})}},
+                                 {},
+                                 0,
+                                 {}});
+      s->observe(known);
+      const std::vector<Config> first = s->propose(1);
+      ASSERT_EQ(first.size(), 1u);
+      EXPECT_TRUE(first[0][0] != 0 && first[0][1] != 0) << "a two-parameter step of the centre";
+      if (std::string(guide) == "knn") {
+        EXPECT_EQ(first[0], (Config{3, 5})) << "seed " << seed;
+      } else {
+        unguided_elsewhere += first[0] != Config{3, 5};
+      }
+    }
+  }
+  EXPECT_GT(unguided_elsewhere, 5u);  // 48 of 49 pairs are not it
+}
+
+// patience: a two-parameter neighbourhood that gave nothing better after
+// `patience` new configurations is given up for a restart elsewhere.
+TEST(Vnd, PatienceGivesUpAWideNeighbourhood) {
+  const SearchSpace space({int_param("x", range(8)), int_param("y", range(8)), int_param("z", range(8))}, {});
+  // The centre is the optimum; elsewhere larger values are better, so a
+  // restart's climb heads away from the centre in every parameter.
+  auto f = [](const Config& c) { return c == Config{0, 0, 0} ? 1.0 : 30.0 - c[0] - c[1] - c[2]; };
+  std::vector<Observation> known{{Config{0, 0, 0}, 1.0}};
+  for (const Config& c : space.neighbours(Config{0, 0, 0}, NeighbourKind::Hamming)) known.push_back({c, f(c)});
+  auto changed = [](const Config& c) { return size_t{c[0] != 0} + size_t{c[1] != 0} + size_t{c[2] != 0}; };
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    for (int64_t patience : {int64_t{0}, int64_t{3}}) {
+      std::unique_ptr<Strategy> s = make_strategy(
+          "vnd", StrategyContext{&space,
+                                 seed,
+                                 {{"initial_samples", Value(int64_t{0})},
+                                  {"wide", Value(std::string("hamming2"))},
+                                  {"patience", Value(patience)}},
+                                 {},
+                                 0,
+                                 {}});
+      s->observe(known);
+      size_t all_three = 0;
+      for (int step = 0; step < 13; ++step) {
+        const std::vector<Config> p = s->propose(1);
+        ASSERT_EQ(p.size(), 1u);
+        if (step < 3) {
+          EXPECT_EQ(changed(p[0]), 2u) << "seed " << seed << " step " << step;
+        }
+        all_three += changed(p[0]) == 3;
+        const Observation heard{p[0], f(p[0])};
+        s->observe(std::span<const Observation>(&heard, 1));
+      }
+      if (patience == 0) {
+        EXPECT_EQ(all_three, 0u) << "seed " << seed << ": 147 two-parameter steps, none skipped";
+      } else {
+        EXPECT_GT(all_three, 0u) << "seed " << seed << ": a restart climbs elsewhere";
+      }
+    }
+  }
+}
+
 // --- bayes_opt on degenerate spaces -----------------------------------------
 
 TEST(BayesOpt, OnePointSpace) {

@@ -18,6 +18,7 @@
 // on the centre, the same step is tried again first (`pattern`). Known
 // configurations cost nothing: they are judged from memory.
 #include <algorithm>
+#include <cmath>
 
 #include "ktune/error.h"
 
@@ -33,7 +34,10 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
         initial_(initial_design_size(ctx)),
         perturbation_(static_cast<int>(opt_int(ctx, "perturbation"))),
         perturb_(opt_choice(ctx, "restart") == "perturb"),
-        pattern_(opt_bool(ctx, "pattern")) {
+        pattern_(opt_bool(ctx, "pattern")),
+        guide_(opt_choice(ctx, "guide")),
+        neighbours_(static_cast<size_t>(opt_int(ctx, "neighbours"))),
+        patience_(static_cast<size_t>(opt_int(ctx, "patience"))) {
     const std::string& wide = opt_choice(ctx, "wide");
     if (wide == "adjacent2" || wide == "both") levels_.push_back(Level::Adjacent2);
     if (wide == "hamming2" || wide == "both") levels_.push_back(Level::Hamming2);
@@ -60,9 +64,12 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
       if (!centre_) return screened_sample(max_batch);  // nothing has succeeded yet
       std::vector<Config> wave;
       bool moved = false;
+      order_frontier();
+      if (patience_ > 0 && level_ > 0 && tried_ >= patience_) frontier_.clear();  // this level gave nothing
       while (!frontier_.empty() && wave.size() < max_batch) {
         Config c = std::move(frontier_.back());
         frontier_.pop_back();
+        pattern_pushed_ = false;
         if (!known(c)) {
           if (!condemned(c)) wave.push_back(std::move(c));
         } else if (double s = score(c); s < centre_score_) {  // heard from elsewhere: a free move
@@ -75,12 +82,16 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
       }
       if (moved) continue;
       if (!wave.empty()) {
+        tried_ += wave.size();
         batch_ = wave;
         return wave;
       }
       if (level_ + 1 < levels_.size()) {
         ++level_;
         frontier_ = neighbourhood(*centre_, levels_[level_]);
+        tried_ = 0;
+        ordered_at_ = kNever;
+        pattern_pushed_ = false;
         continue;
       }
       std::optional<Config> start = restart_point();
@@ -122,14 +133,82 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
       if (v < 0 || v >= int64_t{sizes_[d]}) return;
       next[d] = static_cast<uint32_t>(v);
     }
-    if (space().is_valid(next)) frontier_.push_back(std::move(next));
+    if (space().is_valid(next)) {
+      frontier_.push_back(std::move(next));
+      pattern_pushed_ = true;
+      ordered_at_ = kNever;
+    }
   }
 
   void set_centre(Config c, double s) {
     centre_ = std::move(c);
     centre_score_ = s;
     level_ = 0;
+    tried_ = 0;
     frontier_ = neighbourhood(*centre_, levels_[0]);
+    ordered_at_ = kNever;
+    pattern_pushed_ = false;
+  }
+
+  // Orders the frontier (`guide`) so that the configuration predicted best is
+  // tried first (the frontier is popped from the back). The prediction is the
+  // mean rank of the `neighbours` nearest configurations heard (fewest
+  // parameters differing, then the smallest index distance): in a
+  // two-parameter neighbourhood whose one-parameter steps were all measured,
+  // that is close to an additive model of the two steps, so the pairs whose
+  // single steps did not hurt come first. Ties keep the shuffled order.
+  // Re-ordered whenever something new was heard; a frontier pushed by the
+  // pattern move keeps that move last, so it is still tried first.
+  void order_frontier() {
+    if (guide_ != "knn" || frontier_.size() < 2 || ordered_at_ == history().size()) return;
+    ordered_at_ = history().size();
+    std::vector<double> ranked;  // quantile of each heard score among the successes; failed: 1.5
+    for (const auto& [c, s] : history())
+      if (s != kFailed) ranked.push_back(s);
+    std::sort(ranked.begin(), ranked.end());
+    if (ranked.empty()) return;
+    std::vector<std::pair<double, const Config*>> heard;
+    heard.reserve(history().size());
+    for (const auto& [c, s] : history()) {
+      const double q =
+          s == kFailed ? 1.5
+                       : static_cast<double>(std::lower_bound(ranked.begin(), ranked.end(), s) - ranked.begin()) /
+                             static_cast<double>(std::max<size_t>(1, ranked.size() - 1));
+      heard.emplace_back(q, &c);
+    }
+    const bool keep_last = pattern_pushed_ && !frontier_.empty();
+    std::optional<Config> last;
+    if (keep_last) {
+      last = std::move(frontier_.back());
+      frontier_.pop_back();
+    }
+    std::vector<std::pair<double, double>> nearest;  // (distance, quantile)
+    std::vector<double> predicted(frontier_.size());
+    for (size_t i = 0; i < frontier_.size(); ++i) {
+      const Config& f = frontier_[i];
+      nearest.clear();
+      for (const auto& [q, c] : heard) {
+        double d = 0;
+        for (size_t k = 0; k < f.size(); ++k)
+          if (f[k] != (*c)[k])
+            d += 1.0 + 0.1 * std::abs(double(f[k]) - double((*c)[k])) / std::max<uint32_t>(1, sizes_[k] - 1);
+        nearest.emplace_back(d, q);
+      }
+      const size_t k = std::min(neighbours_, nearest.size());
+      std::partial_sort(nearest.begin(), nearest.begin() + static_cast<std::ptrdiff_t>(k), nearest.end());
+      double sum = 0;
+      for (size_t j = 0; j < k; ++j) sum += nearest[j].second;
+      predicted[i] = sum / static_cast<double>(k);
+    }
+    std::vector<size_t> idx(frontier_.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    // Worst first, best last (popped first); stable, so ties keep the shuffle.
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return predicted[a] > predicted[b]; });
+    std::vector<Config> sorted;
+    sorted.reserve(frontier_.size() + 1);
+    for (size_t i : idx) sorted.push_back(std::move(frontier_[i]));
+    if (last) sorted.push_back(std::move(*last));
+    frontier_ = std::move(sorted);
   }
 
   // The valid configurations of one neighbourhood of c, shuffled.
@@ -226,6 +305,13 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
   std::optional<Config> centre_;
   double centre_score_ = kFailed;
   double seen_best_ = kFailed;
+  std::string guide_;
+  size_t neighbours_;
+  size_t patience_;
+  size_t tried_ = 0;  // configurations proposed from the current neighbourhood
+  static constexpr size_t kNever = static_cast<size_t>(-1);
+  size_t ordered_at_ = kNever;  // history().size() when the frontier was last ordered
+  bool pattern_pushed_ = false;  // the frontier's last entry is a pattern move
   size_t level_ = 0;
   std::vector<Config> frontier_, batch_;
   static constexpr size_t kFeatureChunk = 16;  // one round of a 16-process compile pool
@@ -248,6 +334,12 @@ StrategyDef vnd_def() {
            {"pattern", OptionKind::Bool, true, 0, 0, {},
             "after a step that improved on the centre, the same step once more, tried first (a Hooke-Jeeves "
             "pattern move)"},
+           {"guide", OptionKind::Choice, "knn", 0, 0, {"none", "knn"},
+            "the order a neighbourhood is tried in: shuffled, or best predicted first (the mean rank of the "
+            "`neighbours` nearest configurations heard)"},
+           {"neighbours", OptionKind::Int, 5, 1, 1000, {}, "how many heard configurations predict one (guide: knn)"},
+           {"patience", OptionKind::Int, 12, 0, 1000000, {},
+            "new configurations tried in a two-parameter neighbourhood before it is given up (0: all of them)"},
            {"initial_samples", OptionKind::Int, 8, 0, 100000, {},
             "random configurations measured first; the descent starts at their best (at most max_fevals/4)"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> {
