@@ -1,8 +1,10 @@
-// portfolio: two strategies taking turns, each told every result. Most
-// proposals come from `first` (model_rank); every `every`-th from `second`
-// (vnd by default: variable-neighbourhood descent around the best so far),
-// which also sees what the first found, so its descent starts from the best
-// so far. A model that fits the space leads; where it does not (a rugged
+// portfolio: two strategies taking turns, each told every result: `first`
+// (model_rank) and `second` (vnd by default: variable-neighbourhood descent
+// around the best so far, which also sees what the first found, so its
+// descent starts from the best so far). With `share: fixed` every `every`-th
+// proposal is the second's; with `share: adaptive` (the default) each
+// member's share follows how often its proposals improved on the best, so
+// the member that is making progress on this kernel gets more of the budget. A model that fits the space leads; where it does not (a rugged
 // space whose good configurations are isolated, a needle whose neighbours are
 // 0.7 of it), the local search still walks there. Each member runs with its
 // own defaults. With the defaults (model_rank and vnd in turn) it is ktune's

@@ -1,15 +1,20 @@
 // vnd: variable-neighbourhood descent around the best configuration heard.
 //
 // The centre is the best configuration so far; its Hamming neighbours (one
-// parameter changed) are tried in random order, `max_batch` at a time, and
+// parameter changed) are tried best predicted first (`guide: knn`: by the
+// configurations heard nearest to each; `none`: in random order), `max_batch`
+// at a time, and
 // the centre moves to the best of a batch as soon as it improves on it (first
 // improvement). When none of them improves, the wider neighbourhood follows:
 // two parameters changed at once, each to an adjacent value (`wide:
 // adjacent2`), or to any value (`hamming2`), or both in that order. Good
 // configurations of a kernel often differ from their neighbours in two
 // coupled parameters (a block's x and y extents): one change alone leaves the
-// valid or fast region, two together do not. When every neighbourhood of the
-// centre is spent, a new climb starts at a random new configuration
+// valid or fast region, two together do not. A two-parameter neighbourhood
+// (hundreds of configurations) that gave nothing better in `patience` new
+// ones is given up: guided, its best candidates came first. When every
+// neighbourhood of the centre is spent, a new climb starts at a random new
+// configuration
 // (`restart: random`) or at a random walk of `perturbation` Hamming steps from
 // the best (`restart: perturb`). Whenever a better configuration is heard than
 // any before (from this strategy's own climb, or from another strategy that
@@ -162,11 +167,37 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
   void order_frontier() {
     if (guide_ != "knn" || frontier_.size() < 2 || ordered_at_ == history().size()) return;
     ordered_at_ = history().size();
-    std::vector<double> ranked;  // quantile of each heard score among the successes; failed: 1.5
+    std::optional<Config> last;
+    if (pattern_pushed_) {
+      last = std::move(frontier_.back());
+      frontier_.pop_back();
+    }
+    const std::vector<double> predicted = predict(frontier_);
+    if (!predicted.empty()) {
+      std::vector<size_t> idx(frontier_.size());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      // Worst first, best last (popped first); stable, so ties keep the shuffle.
+      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return predicted[a] > predicted[b]; });
+      std::vector<Config> sorted;
+      sorted.reserve(frontier_.size() + 1);
+      for (size_t i : idx) sorted.push_back(std::move(frontier_[i]));
+      frontier_ = std::move(sorted);
+    }
+    if (last) frontier_.push_back(std::move(*last));
+  }
+
+  // The kNN prediction of each candidate (lower is better; empty while
+  // nothing has succeeded): the mean, over the `neighbours` nearest heard
+  // configurations, of their score's quantile among the successes (a failure
+  // counts 1.5). Distance: the parameters that differ, each plus a tenth of
+  // its index distance over its range, so that among equally many
+  // differences the nearer values count first.
+  std::vector<double> predict(const std::vector<Config>& candidates) const {
+    std::vector<double> ranked;
     for (const auto& [c, s] : history())
       if (s != kFailed) ranked.push_back(s);
+    if (ranked.empty()) return {};
     std::sort(ranked.begin(), ranked.end());
-    if (ranked.empty()) return;
     std::vector<std::pair<double, const Config*>> heard;
     heard.reserve(history().size());
     for (const auto& [c, s] : history()) {
@@ -176,16 +207,10 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
                              static_cast<double>(std::max<size_t>(1, ranked.size() - 1));
       heard.emplace_back(q, &c);
     }
-    const bool keep_last = pattern_pushed_ && !frontier_.empty();
-    std::optional<Config> last;
-    if (keep_last) {
-      last = std::move(frontier_.back());
-      frontier_.pop_back();
-    }
     std::vector<std::pair<double, double>> nearest;  // (distance, quantile)
-    std::vector<double> predicted(frontier_.size());
-    for (size_t i = 0; i < frontier_.size(); ++i) {
-      const Config& f = frontier_[i];
+    std::vector<double> predicted(candidates.size());
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const Config& f = candidates[i];
       nearest.clear();
       for (const auto& [q, c] : heard) {
         double d = 0;
@@ -200,15 +225,7 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
       for (size_t j = 0; j < k; ++j) sum += nearest[j].second;
       predicted[i] = sum / static_cast<double>(k);
     }
-    std::vector<size_t> idx(frontier_.size());
-    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    // Worst first, best last (popped first); stable, so ties keep the shuffle.
-    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return predicted[a] > predicted[b]; });
-    std::vector<Config> sorted;
-    sorted.reserve(frontier_.size() + 1);
-    for (size_t i : idx) sorted.push_back(std::move(frontier_[i]));
-    if (last) sorted.push_back(std::move(*last));
-    frontier_ = std::move(sorted);
+    return predicted;
   }
 
   // The valid configurations of one neighbourhood of c, shuffled.
