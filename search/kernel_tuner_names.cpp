@@ -27,7 +27,7 @@ constexpr Alias kAliases[] = {
 // Kernel Tuner strategies ktune does not have, and the closest it has.
 constexpr std::pair<std::string_view, std::string_view> kNoCounterpart[] = {
     {"dual_annealing", "simulated_annealing"}, {"basinhopping", "greedy_ils"}, {"minimize", "mls"},
-    {"hybrid_vndx", "model_rank"},             {"adaptive_tabu_greywolf", "model_rank"}};
+    {"hybrid_vndx", "vnd"},                    {"adaptive_tabu_greywolf", "model_rank"}};
 
 // Option names Kernel Tuner uses for the same thing under another name.
 struct OptionAlias {

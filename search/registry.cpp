@@ -101,12 +101,13 @@ const StrategyInfo& strategy_info(const std::string& name) {
 }
 
 // Chosen by measurement (docs/strategies.md, "Held-out spaces" and "Choosing
-// the default"): model_rank and vnd in turn. model_rank alone was excellent on
-// the team's own recordings but behind random search at 10 of 48 points of
-// the held-out recordings (a needle on the A100 convolution, where a GP on
-// value indices settles next to it); with vnd taking every other proposal
-// the held-out set gains on random search and on Kernel Tuner's best, and
-// the design set stays within noise.
+// the default"): model_rank and vnd, each proposing in proportion to its
+// improvements on the best. model_rank alone was excellent on the team's own
+// recordings but behind random search at 10 of 48 points of recordings
+// nobody here made (a needle on the A100 convolution, where a GP on value
+// indices settles next to it); with vnd sharing the proposals those spaces
+// gain on random search and on Kernel Tuner's best, and the team's own stay
+// within noise.
 const char* default_strategy_name() { return "portfolio"; }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name, StrategyContext ctx) {

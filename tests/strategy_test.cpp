@@ -602,7 +602,11 @@ TEST(KernelTunerStrategies, NamesAndOptionsResolveToKtunes) {
 
 TEST(KernelTunerStrategies, NoCounterpartNamesTheClosest) {
   for (const auto& [kt, closest] : std::vector<std::pair<std::string, std::string>>{
-           {"dual_annealing", "simulated_annealing"}, {"basinhopping", "greedy_ils"}, {"minimize", "mls"}}) {
+           {"dual_annealing", "simulated_annealing"},
+           {"basinhopping", "greedy_ils"},
+           {"minimize", "mls"},
+           {"hybrid_vndx", "vnd"},  // neighbourhood descent screened by a kNN model, as vnd's guide
+           {"adaptive_tabu_greywolf", "model_rank"}}) {
     try {
       resolve_strategy(kt, {});
       ADD_FAILURE() << kt;

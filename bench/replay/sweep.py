@@ -8,8 +8,9 @@ replay throughput (evaluations per second of wall time) of the sweep.
         --grid restart=random,perturb [--manifest examples/data/design.manifest] \\
         [--runs 20] [--max-fevals 200] [--ktune build/ktune] [--json OUT]
 
-Tune on the design set only: the held-out set (bench/replay/heldout.manifest)
-is for reporting what was chosen.
+Tune on the design sets (examples/data/design.manifest, and the spent
+held-out set bench/replay/heldout.manifest with --root): the fresh held-out
+set (bench/replay/fresh.manifest) is for reporting what was chosen.
 """
 import argparse
 import itertools
