@@ -2,6 +2,9 @@
 // results as an in-process Compiler, failures and crashed children are data,
 // cache hits need no child, and results come back per ticket.
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -9,6 +12,7 @@
 #include <iterator>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_util.h"
@@ -246,3 +250,26 @@ TEST_F(CompilePoolTest, UnreadableSourceIsBadInputEitherSide) {
 
 }  // namespace
 }  // namespace ktune
+
+// The pool's default size follows the CPUs this process may run on, not the
+// machine's: a process bound to one core (as Open MPI binds each of 2 or
+// fewer ranks) sees one. Checked in a forked child, so that the binding does
+// not outlive the test.
+TEST(UsableCpus, FollowTheAffinityMask) {
+  const unsigned all = ktune::usable_cpus();
+  EXPECT_GE(all, 1u);
+  EXPECT_LE(all, std::max(1u, std::thread::hardware_concurrency()));
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) _exit(2);
+    _exit(ktune::usable_cpus() == 1 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "db/store.h"
 #include "ktune/error.h"
@@ -21,6 +22,7 @@
 #include "tuner/spec/spec.h"
 #include "tuner/cli/print/tune_report.h"
 #include "tuner/cli/print/profile.h"
+#include "tuner/compile/pool.h"
 #include "tuner/tune/profile.h"
 
 namespace ktune::cli {
@@ -154,6 +156,11 @@ int run_tune(const TuneOptions& o) {
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
   for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
+  if (o.simulate.empty() && usable_cpus() < std::thread::hardware_concurrency())
+    std::cerr << "ktune: note: compiles run on " << usable_cpus() << " of this machine's "
+              << std::thread::hardware_concurrency()
+              << " hardware threads (this process's CPU affinity; under mpirun add --bind-to none, as Open MPI "
+                 "binds each of 2 or fewer ranks to one core)\n";
   // Named on the command line (with its options), else the spec's, else the
   // default; Kernel Tuner's names and option names are read as ktune's.
   const std::string named = !o.strategy.empty() ? o.strategy

@@ -3,6 +3,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -284,9 +285,16 @@ class CompilePool::Slot {
   int fd_ = -1;
 };
 
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 CompilePool::CompilePool(CompilePoolOptions options) : options_(std::move(options)), compiler_(options_.compiler) {
   in_process_ = options_.in_process || env_true(kInProcessVariable);
-  unsigned n = options_.workers ? options_.workers : std::thread::hardware_concurrency();
+  unsigned n = options_.workers ? options_.workers : usable_cpus();
   n = std::max(1u, n);
   // The children get what this process resolved (cache folder, CUDA headers),
   // so both always agree whatever the children's environment says.

@@ -71,8 +71,13 @@ struct CompileChildHooks {
 // at once.
 void serve_if_compile_child(const CompileChildHooks& hooks = {});
 
+// The CPUs this process may run on: its affinity mask (a cpuset, or the
+// binding an MPI launcher gives each rank), which can be far fewer than the
+// machine's hardware threads; at least 1.
+unsigned usable_cpus();
+
 struct CompilePoolOptions {
-  unsigned workers = 0;      // 0: one per hardware thread
+  unsigned workers = 0;      // 0: one per usable CPU (usable_cpus())
   CompilerOptions compiler;  // cache and CUDA headers, in this process and in the children
   bool in_process = false;   // threads instead of child processes
   // Waiting for a result throws Error::failed("interrupted") once this is set.
