@@ -1,16 +1,16 @@
 // portfolio: two strategies taking turns, each told every result: `first`
 // (model_rank) and `second` (vnd by default: variable-neighbourhood descent
 // around the best so far, which also sees what the first found, so its
-// descent starts from the best so far). With `share: fixed` every `every`-th
-// proposal is the second's; with `share: adaptive` (the default) each
-// member's share follows how often its proposals improved on the best, so
-// the member that is making progress on this kernel gets more of the budget. A model that fits the space leads; where it does not (a rugged
-// space whose good configurations are isolated, a needle whose neighbours are
-// 0.7 of it), the local search still walks there. Each member runs with its
-// own defaults. With the defaults (model_rank and vnd in turn) it is ktune's
-// default strategy (search/registry.cpp).
+// descent starts from the best so far). A model that fits the space leads;
+// where it does not (a rugged space whose good configurations are isolated, a
+// needle whose neighbours are 0.7 of it), the local search still walks there.
+// With `share: fixed` every `every`-th proposal is the second's; with `share:
+// adaptive` (the default) each member's share follows how often its proposals
+// improved on the best, so the member making progress on this kernel gets
+// more of the budget. Each member runs with its own defaults, but for a
+// shared `initial_samples`. With the defaults it is ktune's default strategy
+// (search/registry.cpp).
 #include <algorithm>
-#include <cmath>
 #include <unordered_map>
 
 #include "search/strategy/support.h"
@@ -64,7 +64,7 @@ class Portfolio final : public Strategy {
 
   void observe(std::span<const Observation> results) override {
     for (const Observation& o : results) {
-      const double s = o.score && std::isfinite(*o.score) ? *o.score : kFailed;
+      const double s = ranking_score(o);
       auto it = owner_.find(o.config);
       if (it != owner_.end()) {
         // Credit: the member whose proposal improved on the best so far.

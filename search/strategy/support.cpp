@@ -72,7 +72,7 @@ std::vector<Config> StrategyBase::propose(size_t max_batch) {
 void StrategyBase::observe(std::span<const Observation> results) {
   for (const Observation& o : results) {
     pending_.erase(o.config);
-    const double s = o.score && std::isfinite(*o.score) ? *o.score : kFailed;
+    const double s = ranking_score(o);
     auto [it, inserted] = results_.emplace(o.config, s);
     if (!inserted) continue;
     history_.emplace_back(o.config, s);

@@ -13,6 +13,7 @@
 // to the nearest valid configuration, for the continuous strategies.
 #pragma once
 
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <optional>
@@ -73,6 +74,11 @@ const std::string& opt_choice(const StrategyContext& ctx, std::string_view name)
 NeighbourKind opt_neighbour(const StrategyContext& ctx, std::string_view name);
 
 constexpr double kFailed = std::numeric_limits<double>::infinity();
+
+// A result's score for ranking: kFailed when it failed or is not finite.
+inline double ranking_score(const Observation& o) {
+  return o.score && std::isfinite(*o.score) ? *o.score : kFailed;
+}
 
 class StrategyBase : public Strategy {
  public:

@@ -3,25 +3,24 @@
 // The centre is the best configuration so far; its Hamming neighbours (one
 // parameter changed) are tried best predicted first (`guide: knn`: by the
 // configurations heard nearest to each; `none`: in random order), `max_batch`
-// at a time, and
-// the centre moves to the best of a batch as soon as it improves on it (first
-// improvement). When none of them improves, the wider neighbourhood follows:
-// two parameters changed at once, each to an adjacent value (`wide:
-// adjacent2`), or to any value (`hamming2`), or both in that order. Good
-// configurations of a kernel often differ from their neighbours in two
-// coupled parameters (a block's x and y extents): one change alone leaves the
-// valid or fast region, two together do not. A two-parameter neighbourhood
-// (hundreds of configurations) that gave nothing better in `patience` new
-// ones is given up: guided, its best candidates came first. When every
-// neighbourhood of the centre is spent, a new climb starts at a random new
-// configuration
-// (`restart: random`) or at a random walk of `perturbation` Hamming steps from
-// the best (`restart: perturb`). Whenever a better configuration is heard than
-// any before (from this strategy's own climb, or from another strategy that
-// shares its results in a portfolio), the centre jumps there and the descent
-// starts again from the narrowest neighbourhood. After a step that improved
-// on the centre, the same step is tried again first (`pattern`). Known
-// configurations cost nothing: they are judged from memory.
+// at a time, and the centre moves to the best of a batch as soon as it
+// improves on it (first improvement). When none of them improves, the wider
+// neighbourhood follows: two parameters changed at once, each to an adjacent
+// value (`wide: adjacent2`), or to any value (`hamming2`), or both in that
+// order. Good configurations of a kernel often differ from their neighbours
+// in two coupled parameters (a block's x and y extents): one change alone
+// leaves the valid or fast region, two together do not. A two-parameter
+// neighbourhood (hundreds of configurations) that gave nothing better in
+// `patience` new ones is given up: guided, its best candidates came first.
+// When every neighbourhood of the centre is spent, a new climb starts at a
+// random new configuration (`restart: random`) or at a random walk of
+// `perturbation` Hamming steps from the best (`restart: perturb`). Whenever a
+// better configuration is heard than any before (from this strategy's own
+// climb, or from another strategy that shares its results in a portfolio),
+// the centre jumps there and the descent starts again from the narrowest
+// neighbourhood. After a step that improved on the centre, the same step is
+// tried again first (`pattern`). Known configurations cost nothing: they are
+// judged from memory.
 #include <algorithm>
 #include <cmath>
 
@@ -40,7 +39,7 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
         perturbation_(static_cast<int>(opt_int(ctx, "perturbation"))),
         perturb_(opt_choice(ctx, "restart") == "perturb"),
         pattern_(opt_bool(ctx, "pattern")),
-        guide_(opt_choice(ctx, "guide")),
+        guided_(opt_choice(ctx, "guide") == "knn"),
         neighbours_(static_cast<size_t>(opt_int(ctx, "neighbours"))),
         patience_(static_cast<size_t>(opt_int(ctx, "patience"))) {
     const std::string& wide = opt_choice(ctx, "wide");
@@ -92,11 +91,7 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
         return wave;
       }
       if (level_ + 1 < levels_.size()) {
-        ++level_;
-        frontier_ = neighbourhood(*centre_, levels_[level_]);
-        tried_ = 0;
-        ordered_at_ = kNever;
-        pattern_pushed_ = false;
+        start_level(level_ + 1);
         continue;
       }
       std::optional<Config> start = restart_point();
@@ -148,9 +143,14 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
   void set_centre(Config c, double s) {
     centre_ = std::move(c);
     centre_score_ = s;
-    level_ = 0;
+    start_level(0);
+  }
+
+  // The centre's neighbourhood at `level`, not yet tried nor ordered.
+  void start_level(size_t level) {
+    level_ = level;
     tried_ = 0;
-    frontier_ = neighbourhood(*centre_, levels_[0]);
+    frontier_ = neighbourhood(*centre_, levels_[level_]);
     ordered_at_ = kNever;
     pattern_pushed_ = false;
   }
@@ -165,7 +165,7 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
   // Re-ordered whenever something new was heard; a frontier pushed by the
   // pattern move keeps that move last, so it is still tried first.
   void order_frontier() {
-    if (guide_ != "knn" || frontier_.size() < 2 || ordered_at_ == history().size()) return;
+    if (!guided_ || frontier_.size() < 2 || ordered_at_ == history().size()) return;
     ordered_at_ = history().size();
     std::optional<Config> last;
     if (pattern_pushed_) {
@@ -322,7 +322,7 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
   std::optional<Config> centre_;
   double centre_score_ = kFailed;
   double seen_best_ = kFailed;
-  std::string guide_;
+  bool guided_;  // guide: knn
   size_t neighbours_;
   size_t patience_;
   size_t tried_ = 0;  // configurations proposed from the current neighbourhood

@@ -156,8 +156,8 @@ int run_tune(const TuneOptions& o) {
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
   for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
-  if (o.simulate.empty() && usable_cpus() < std::thread::hardware_concurrency())
-    std::cerr << "ktune: note: compiles run on " << usable_cpus() << " of this machine's "
+  if (const unsigned cpus = usable_cpus(); o.simulate.empty() && cpus < std::thread::hardware_concurrency())
+    std::cerr << "ktune: note: compiles run on " << cpus << " of this machine's "
               << std::thread::hardware_concurrency()
               << " hardware threads (this process's CPU affinity; under mpirun add --bind-to none, as Open MPI "
                  "binds each of 2 or fewer ranks to one core)\n";
