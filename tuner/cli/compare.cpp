@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <iostream>
 #include <set>
-#include <thread>
 
 #include "db/portability.h"
 #include "db/store.h"
@@ -230,7 +229,7 @@ Offline compile_offline(const Spec& spec, const std::string& arch_text, const db
   }
   if (!requests.empty()) {
     CompilePoolOptions po;
-    po.workers = unsigned(std::min<size_t>(requests.size(), std::max(1u, std::thread::hardware_concurrency())));
+    po.workers = unsigned(std::min<size_t>(requests.size(), usable_cpus()));
     CompilePool pool(po);
     std::vector<CompileResult> results = pool.compile(requests);
     for (size_t j = 0; j < results.size(); ++j) {

@@ -8,7 +8,6 @@
 #include <deque>
 #include <iostream>
 #include <random>
-#include <thread>
 #include <unordered_map>
 
 #include "ktune/error.h"
@@ -268,7 +267,7 @@ int run_compile(const CompileOptions& o) {
   const Arch arch = *target;
   const Selection sel = choose_configs(spec, o);
   const uint64_t total = sel.size();
-  unsigned jobs = o.jobs ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  unsigned jobs = o.jobs ? o.jobs : usable_cpus();
   const double time_limit_s = o.compile_timeout.empty() ? CompilePoolOptions::kDefaultCompileTimeLimitS
                                                          : duration_option("--compile-timeout", o.compile_timeout);
   RowPrinter printer(spec, arch, total, o.json, o.show_log);
