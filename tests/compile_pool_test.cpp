@@ -266,10 +266,22 @@ TEST(UsableCpus, FollowTheAffinityMask) {
     CPU_ZERO(&set);
     CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &set);
     if (sched_setaffinity(0, sizeof(set), &set) != 0) _exit(2);
-    _exit(ktune::usable_cpus() == 1 ? 0 : 1);
+    // Bound: the process keeps its one CPU whatever the number of sharers.
+    _exit(ktune::usable_cpus() == 1 && ktune::shared_cpus(4) == 1 ? 0 : 1);
   }
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// The ranks of one host that may each run on all of its CPUs share them out
+// for compiling (at least one each); alone, a process has them all.
+TEST(UsableCpus, AreSharedOutAmongTheProcessesOfAHost) {
+  const unsigned all = ktune::usable_cpus();
+  EXPECT_EQ(ktune::shared_cpus(1), all);
+  EXPECT_EQ(ktune::shared_cpus(0), all);
+  if (all < std::thread::hardware_concurrency()) GTEST_SKIP() << "this test runs bound to some of the CPUs";
+  EXPECT_EQ(ktune::shared_cpus(2), std::max(1u, all / 2));
+  EXPECT_EQ(ktune::shared_cpus(all + 1), 1u);
 }

@@ -297,5 +297,52 @@ TEST(PoolEvaluator, AMembersErrorEndsTheBatchAndReachesTheCaller) {
   EXPECT_EQ(n, 2);
 }
 
+// A live member compiles ahead the chunk it takes next, and at a batch's end
+// part of what the strategy expects next, which it then takes first; the
+// run's end (an empty compile_ahead) reaches it.
+TEST(PoolEvaluator, LiveMembersCompileAheadWhatTheyTakeNext) {
+  struct Noting : Scripted {
+    std::vector<std::vector<std::vector<Value>>>* aheads;
+    std::vector<std::vector<std::vector<Value>>>* batches;
+    void compile_ahead(std::span<const std::vector<Value>> next) override {
+      aheads->emplace_back(next.begin(), next.end());
+    }
+    void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+      batches->emplace_back(configs.begin(), configs.end());
+      Scripted::evaluate(configs, on);
+    }
+  };
+  std::vector<std::vector<std::vector<Value>>> aheads, batches;
+  std::vector<PoolEvaluator::MakeMember> makers;
+  makers.push_back([&] {
+    auto n = std::make_unique<Noting>();
+    n->aheads = &aheads;
+    n->batches = &batches;
+    return n;
+  });
+  PoolEvaluator pool(std::move(makers));
+  const auto first = configs_costing({0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7});
+  const auto second = configs_costing({0.8, 0.9, 1.0, 1.1});
+  int reported = 0;
+  auto count = [&](size_t, const Measured&) { return ++reported > 0; };
+  pool.compile_ahead(second);
+  pool.evaluate(first, count);
+  pool.compile_ahead({});
+  pool.evaluate(second, count);
+  pool.compile_ahead({});
+  EXPECT_EQ(reported, 12);
+  // Every chunk after the first is what the member was last given to compile
+  // ahead: in the first batch its next chunk, at the first batch's end half
+  // of the second batch (0.8, 0.9), taken first there.
+  std::vector<std::vector<std::vector<Value>>> given;
+  for (const auto& a : aheads)
+    if (!a.empty()) given.push_back(a);
+  ASSERT_EQ(batches.size(), given.size() + 1);
+  for (size_t k = 1; k < batches.size(); ++k) EXPECT_EQ(batches[k], given[k - 1]) << "chunk " << k;
+  EXPECT_EQ(batches.front(), configs_costing({0, 0.1, 0.2, 0.3}));  // half of the batch
+  EXPECT_EQ(batches[4], configs_costing({0.8, 0.9}));
+  EXPECT_TRUE(aheads.back().empty());  // the run's end
+}
+
 }  // namespace
 }  // namespace ktune

@@ -48,6 +48,7 @@ MpiRun::~MpiRun() {
 bool MpiRun::serving() const { return job_ && job_->world.rank() > 0; }
 int MpiRun::ranks() const { return job_ ? job_->world.size() : 1; }
 int MpiRun::local_rank() const { return job_ ? job_->world.local_rank() : 0; }
+int MpiRun::local_ranks() const { return job_ ? job_->world.local_size() : 1; }
 
 int MpiRun::serve(const Spec& spec, const std::function<std::unique_ptr<ConfigEvaluator>()>& make_local) {
   mpi::serve(job_->world, spec, make_local);
@@ -77,6 +78,7 @@ MpiRun::~MpiRun() = default;
 bool MpiRun::serving() const { return false; }
 int MpiRun::ranks() const { return 1; }
 int MpiRun::local_rank() const { return 0; }
+int MpiRun::local_ranks() const { return 1; }
 int MpiRun::serve(const Spec&, const std::function<std::unique_ptr<ConfigEvaluator>()>&) { return 0; }
 std::unique_ptr<ConfigEvaluator> MpiRun::evaluator(const Spec&, std::unique_ptr<ConfigEvaluator> local) {
   return local;

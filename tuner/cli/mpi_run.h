@@ -34,6 +34,8 @@ class MpiRun {
   bool serving() const;
   // This rank's index among the ranks of its host (0 alone): the GPU it adds to --gpu.
   int local_rank() const;
+  // The ranks on this rank's host (1 alone): they share its CPUs for compiling.
+  int local_ranks() const;
   // Ranks > 0: answers rank 0 until it says stop; returns the exit status.
   int serve(const Spec& spec, const std::function<std::unique_ptr<ConfigEvaluator>()>& make_local);
   // Rank 0: the evaluator of the whole job (`local` itself when alone).

@@ -90,8 +90,11 @@ std::vector<int> gpu_list(const std::string& text) {
   return out;
 }
 
-// `gpu_offset`: an MPI rank's index on its host, so that its ranks take one GPU each.
-std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o, int gpu_offset) {
+// Under MPI the ranks of a host take one GPU each (--gpu plus the rank's index
+// on its host) and share the host's CPUs for compiling: each rank's pool gets
+// its part of the host's CPUs (shared_cpus), not all of them: N pools as large
+// as the host would run N compiles per core.
+std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o, const MpiRun& mpi) {
   if (!o.simulate.empty()) {
     if (o.gpus) throw Error::bad_input("--gpus measures on GPUs; a replay (--simulate) takes --workers N");
     auto replay = std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
@@ -101,7 +104,8 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   }
   if (o.workers) throw Error::bad_input("--workers simulates GPUs in a replay (--simulate); on GPUs use --gpus");
   GpuEvaluatorOptions go;
-  go.gpu = o.gpu + gpu_offset;
+  go.gpu = o.gpu + mpi.local_rank();
+  go.compile_threads = shared_cpus(unsigned(mpi.local_ranks()));
   go.cold = o.cold;
   if (o.warmup_ms) {
     if (!(*o.warmup_ms >= 0) || *o.warmup_ms > 10000) throw Error::bad_input("--warmup: milliseconds from 0 to 10000");
@@ -152,7 +156,7 @@ int run_tune(const TuneOptions& o) {
     throw Error::bad_input("--energy: milliseconds of back-to-back launches per configuration, 100 to 60000");
   const Spec spec = std::move(loaded);
   if (o.simulate.empty()) spec.require_runnable();  // before the notes: a GPU run needs them
-  if (mpi.serving()) return mpi.serve(spec, [&] { return make_evaluator(spec, o, mpi.local_rank()); });
+  if (mpi.serving()) return mpi.serve(spec, [&] { return make_evaluator(spec, o, mpi); });
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
   for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
@@ -191,7 +195,7 @@ int run_tune(const TuneOptions& o) {
     std::cerr << "ktune: measuring " << from.describe() << '\n';
     ro.listed = from.configs;
   }
-  std::unique_ptr<ConfigEvaluator> evaluator = mpi.evaluator(spec, make_evaluator(spec, o, mpi.local_rank()));
+  std::unique_ptr<ConfigEvaluator> evaluator = mpi.evaluator(spec, make_evaluator(spec, o, mpi));
   TuneReport report(spec, !o.json);
   const CatchInterrupt ctrl_c;
   const tune::RunOutcome outcome = tune::run(spec, *evaluator, store, ro, report);

@@ -292,6 +292,12 @@ unsigned usable_cpus() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+unsigned shared_cpus(unsigned sharers) {
+  const unsigned cpus = usable_cpus();
+  if (sharers <= 1 || cpus < std::thread::hardware_concurrency()) return cpus;
+  return std::max(1u, cpus / sharers);
+}
+
 CompilePool::CompilePool(CompilePoolOptions options) : options_(std::move(options)), compiler_(options_.compiler) {
   in_process_ = options_.in_process || env_true(kInProcessVariable);
   unsigned n = options_.workers ? options_.workers : usable_cpus();

@@ -76,6 +76,13 @@ void serve_if_compile_child(const CompileChildHooks& hooks = {});
 // machine's hardware threads; at least 1.
 unsigned usable_cpus();
 
+// This process's part of the CPUs when `sharers` processes of one host (the
+// MPI ranks there) compile at once: the usable CPUs divided among them where
+// the process may run on the whole host; all of its usable CPUs where it is
+// bound to fewer (a launcher that binds gives each rank CPUs of its own). At
+// least 1.
+unsigned shared_cpus(unsigned sharers);
+
 struct CompilePoolOptions {
   unsigned workers = 0;      // 0: one per usable CPU (usable_cpus())
   CompilerOptions compiler;  // cache and CUDA headers, in this process and in the children

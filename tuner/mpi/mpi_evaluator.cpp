@@ -26,6 +26,7 @@ struct ReadyMsg {
 struct ChunkMsg {
   uint64_t chunk = 0;
   std::vector<std::pair<uint64_t, Config>> items;  // (index in rank 0's batch, value indices)
+  std::vector<Config> ahead;                       // to compile while the items are measured
 };
 struct StopMsg {
   uint64_t chunk = 0;
@@ -44,7 +45,7 @@ struct DoneMsg {
 };
 
 template <class A> void fields(A& a, ReadyMsg& r) { a(r.ok, r.error_kind, r.error, r.host, r.spec_hash, r.device); }
-template <class A> void fields(A& a, ChunkMsg& c) { a(c.chunk, c.items); }
+template <class A> void fields(A& a, ChunkMsg& c) { a(c.chunk, c.items, c.ahead); }
 template <class A> void fields(A& a, StopMsg& s) { a(s.chunk); }
 template <class A> void fields(A& a, DoneMsg& d) { a(d.chunk, d.ok, d.error_kind, d.error); }
 template <class A> void fields(A& a, ResultMsg& r) {
@@ -90,12 +91,14 @@ class MpiEvaluator::LocalThread {
     t_.join();
   }
 
-  void start(std::vector<size_t> indices, std::vector<std::vector<Value>> values) {
+  void start(std::vector<size_t> indices, std::vector<std::vector<Value>> values,
+             std::vector<std::vector<Value>> ahead) {
     {
       std::lock_guard lock(mu_);
       stop_ = false;
       indices_ = std::move(indices);
       values_ = std::move(values);
+      ahead_ = std::move(ahead);
       has_job_ = true;
     }
     cv_.notify_all();
@@ -121,6 +124,7 @@ class MpiEvaluator::LocalThread {
       Event done;
       done.done = true;
       try {
+        if (!ahead_.empty()) e_.compile_ahead(ahead_);
         e_.evaluate(values_, [&](size_t i, const Measured& m) {
           Event ev;
           ev.index = indices_[i];
@@ -141,7 +145,7 @@ class MpiEvaluator::LocalThread {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<size_t> indices_;
-  std::vector<std::vector<Value>> values_;
+  std::vector<std::vector<Value>> values_, ahead_;
   bool has_job_ = false, quit_ = false;
   std::atomic<bool> stop_{false};
   std::deque<Event> events_;
@@ -154,7 +158,8 @@ struct MpiEvaluator::Slot {
 };
 
 MpiEvaluator::MpiEvaluator(World& world, const Spec& spec, std::unique_ptr<ConfigEvaluator> local)
-    : world_(&world), spec_(&spec), local_(std::move(local)), hosts_(static_cast<size_t>(world.size())) {
+    : world_(&world), spec_(&spec), local_(std::move(local)), hosts_(static_cast<size_t>(world.size())),
+      dispatch_(static_cast<size_t>(world.size())) {
   hosts_[0] = host_name();
   std::optional<Error> problem;
   for (int got = 1; got < world.size(); ++got) {
@@ -215,7 +220,7 @@ class MpiEvaluator::Round {
     Backoff backoff;
     for (;;) {
       // The other ranks first: the local thread answers at once when they are busy.
-      for (size_t k = 1; k <= ranks && !stopping_ && next_ < configs_.size(); ++k)
+      for (size_t k = 1; k <= ranks && !stopping_; ++k)
         if (!slots_[k % ranks].busy) assign(k % ranks);
       if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.busy; })) break;
       bool any = false;
@@ -239,29 +244,27 @@ class MpiEvaluator::Round {
   }
 
  private:
-  // Guided self-scheduling: half of what is left, over the workers.
+  // The rank's next chunk and what it compiles ahead (Dispatch); none when
+  // the batch is handed out.
   void assign(size_t r) {
-    const size_t n = configs_.size(), ranks = slots_.size();
-    const size_t end = std::min(n, next_ + std::max<size_t>(1, (n - next_ + 2 * ranks - 1) / (2 * ranks)));
+    Dispatch::Work w = self_.dispatch_.take(r);
+    if (w.now.empty()) return;
     slots_[r] = {true, self_.next_chunk_++};
     if (r == 0) {
-      std::vector<size_t> idx;
       std::vector<std::vector<Value>> vals;
-      for (size_t i = next_; i < end; ++i) {
-        idx.push_back(i);
-        vals.push_back(configs_[i]);
-      }
-      self_.thread_->start(std::move(idx), std::move(vals));
+      for (size_t i : w.now) vals.push_back(configs_[i]);
+      self_.thread_->start(std::move(w.now), std::move(vals), std::move(w.ahead));
     } else {
-      ChunkMsg c{slots_[r].chunk, {}};
-      for (size_t i = next_; i < end; ++i) {
-        std::optional<Config> cfg = self_.spec_->space().config_of(configs_[i]);
+      auto config_of = [&](const std::vector<Value>& values) {
+        std::optional<Config> cfg = self_.spec_->space().config_of(values);
         if (!cfg) throw Error::failed("MPI: a configuration outside the spec's space cannot be sent");
-        c.items.emplace_back(i, std::move(*cfg));
-      }
+        return std::move(*cfg);
+      };
+      ChunkMsg c{slots_[r].chunk, {}, {}};
+      for (size_t i : w.now) c.items.emplace_back(i, config_of(configs_[i]));
+      for (const std::vector<Value>& a : w.ahead) c.ahead.push_back(config_of(a));
       self_.world_->send(static_cast<int>(r), Tag::Chunk, wire::write(c));
     }
-    next_ = end;
   }
 
   void stop_all() {
@@ -311,13 +314,20 @@ class MpiEvaluator::Round {
   std::span<const std::vector<Value>> configs_;
   const OnMeasured& on_measured_;
   std::vector<Slot> slots_;  // per rank; 0 is the local thread
-  size_t next_ = 0;          // the first configuration not handed out
   bool stopping_ = false;
   std::exception_ptr failure_;
 };
 
 void MpiEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
+  dispatch_.begin(configs);
   Round(*this, configs, on_measured).run();
+}
+
+void MpiEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
+  dispatch_.upcoming(next);
+  // The run ends: rank 0's GPU drops what it holds ahead (its thread is idle
+  // between batches). The other ranks' go with them at shutdown.
+  if (next.empty()) local_->compile_ahead({});
 }
 
 namespace {
@@ -326,13 +336,16 @@ void run_chunk(World& world, const Spec& spec, ConfigEvaluator& local, const Chu
   const SearchSpace& space = spec.space();
   DoneMsg done{chunk.chunk, true, 0, ""};
   try {
-    std::vector<std::vector<Value>> values;
-    for (const auto& [index, c] : chunk.items) {
+    auto values_of = [&](const Config& c) {
       bool fits = c.size() == space.parameters().size();
       for (size_t p = 0; fits && p < c.size(); ++p) fits = c[p] < space.parameters()[p].values.size();
       if (!fits) throw Error::failed("MPI: rank 0 sent a configuration outside this rank's space");
-      values.push_back(space.values(c));
-    }
+      return space.values(c);
+    };
+    std::vector<std::vector<Value>> values, ahead;
+    for (const auto& item : chunk.items) values.push_back(values_of(item.second));
+    for (const Config& c : chunk.ahead) ahead.push_back(values_of(c));
+    if (!ahead.empty()) local.compile_ahead(ahead);
     local.evaluate(values, [&](size_t i, const Measured& m) {
       world.send(0, Tag::Result, wire::write(ResultMsg{chunk.chunk, chunk.items[i].first, m}));
       while (std::optional<Message> s = world.poll_tag(0, Tag::Stop))

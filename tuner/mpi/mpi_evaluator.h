@@ -7,8 +7,9 @@
 // Rank 0 evaluates too, on a thread of its own with its own evaluator, so N
 // ranks are N workers. A batch is handed out in chunks as workers free up,
 // each a share of what is left (guided self-scheduling: half the remainder
-// split over the workers, at least one configuration), so that a GPU rank can
-// compile a chunk ahead while the tail of a batch still balances. Rank 0's
+// split over the workers, at least one configuration), with the chunk each
+// rank takes next to compile ahead while it measures (Dispatch), so that the
+// GPUs do not wait for compiles while the tail of a batch still balances. Rank 0's
 // evaluator also answers everything but evaluate(): the device, the compile
 // features for the strategies, the final re-measure, a partial recording.
 //
@@ -28,6 +29,7 @@
 
 #include "tuner/mpi/world.h"
 #include "tuner/spec/spec.h"
+#include "tuner/tune/dispatch.h"
 #include "tuner/tune/evaluator.h"
 
 namespace ktune::mpi {
@@ -43,6 +45,8 @@ class MpiEvaluator : public ConfigEvaluator {
 
   db::DeviceInfo device() const override { return local_->device(); }
   void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
+  // Shared out among the ranks by the Dispatch, each compiling its part.
+  void compile_ahead(std::span<const std::vector<Value>> next) override;
   bool replay() const override { return local_->replay(); }
   std::string source() const override { return local_->source(); }
   std::vector<StaticFeatures> features(std::span<const Config> configs) override { return local_->features(configs); }
@@ -67,6 +71,7 @@ class MpiEvaluator : public ConfigEvaluator {
   std::unique_ptr<ConfigEvaluator> local_;
   std::vector<std::string> hosts_;  // per rank, for messages
   std::unique_ptr<LocalThread> thread_;
+  Dispatch dispatch_;
   uint64_t next_chunk_ = 1;
   bool shut_down_ = false;
 };

@@ -48,6 +48,7 @@ World::World() {
   MPI_Comm host = MPI_COMM_NULL;
   check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host), "ranks per host");
   MPI_Comm_rank(host, &local_rank_);
+  MPI_Comm_size(host, &local_size_);
   MPI_Comm_free(&host);
 }
 

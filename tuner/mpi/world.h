@@ -42,6 +42,8 @@ class World {
   int size() const { return size_; }
   // This rank's index among the ranks of its host: which GPU it takes.
   int local_rank() const { return local_rank_; }
+  // The ranks on this rank's host (this one included).
+  int local_size() const { return local_size_; }
 
   void send(int dest, Tag tag, const std::vector<std::uint8_t>& payload) const;
   // A message from `source` (any rank when negative) if one has arrived.
@@ -55,6 +57,7 @@ class World {
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;
+  int local_size_ = 1;
   bool abandoned_ = false;
 };
 

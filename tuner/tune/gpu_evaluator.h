@@ -28,7 +28,7 @@ namespace ktune {
 
 struct GpuEvaluatorOptions {
   int gpu = 0;
-  unsigned compile_threads = 0;  // compile worker processes; 0: one per core
+  unsigned compile_threads = 0;  // compile worker processes; 0: one per usable CPU
   bool cold = false;             // flush L2 before every sample
   // Launches before a configuration's timed samples. The GPU is kept busy
   // between configurations, so warm_warmup_ms suffices there (2 ms: on 1,616

@@ -102,7 +102,8 @@ class PoolEvaluator::Member {
   std::thread thread_;
 };
 
-PoolEvaluator::PoolEvaluator(std::vector<MakeMember> members, size_t chunk) : chunk_(chunk) {
+PoolEvaluator::PoolEvaluator(std::vector<MakeMember> members, size_t chunk)
+    : dispatch_(std::make_unique<Dispatch>(members.size(), chunk)) {
   if (members.empty()) throw Error::failed("internal: a pool of no evaluators");
   for (MakeMember& make : members) members_.push_back(std::make_unique<Member>(std::move(make)));
   for (auto& m : members_) m->wait_made();  // the first failure, after every member has started or failed
@@ -135,7 +136,8 @@ PoolEvaluator::PoolEvaluator(std::unique_ptr<ConfigEvaluator> replay, size_t wor
 PoolEvaluator::~PoolEvaluator() = default;
 
 size_t PoolEvaluator::chunk_for(size_t batch, size_t workers) {
-  return std::max<size_t>(1, batch / (2 * std::max<size_t>(workers, 1)));
+  workers = std::max<size_t>(workers, 1);
+  return std::max<size_t>(1, (batch + 2 * workers - 1) / (2 * workers));
 }
 
 void PoolEvaluator::on_first(const std::function<void(ConfigEvaluator&)>& task) {
@@ -174,28 +176,41 @@ void PoolEvaluator::evaluate(std::span<const std::vector<Value>> configs, const 
   stats_.wall_s += simulated_ ? now_s_ - virtual_start : *last_batch_end_ - start;
 }
 
+void PoolEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
+  if (simulated_) return;
+  std::lock_guard lock(dispatch_mutex_);
+  dispatch_->upcoming(next);
+  if (next.empty())  // the run ends: what each member queued ahead is dropped
+    for (auto& m : members_) m->run([](ConfigEvaluator& e) { e.compile_ahead({}); });
+}
+
 void PoolEvaluator::evaluate_live(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
-  std::mutex mutex;  // guards next and stop, and makes on_measured one call at a time
-  size_t next = 0;
+  std::mutex& mutex = dispatch_mutex_;  // guards the dispatch and stop, and makes on_measured one call at a time
   bool stop = false;
-  const size_t chunk = chunk_ ? chunk_ : chunk_for(configs.size(), members_.size());
-  auto work = [&](ConfigEvaluator& e) {
+  {
+    std::lock_guard lock(mutex);
+    dispatch_->begin(configs);
+  }
+  auto work = [&](size_t member, ConfigEvaluator& e) {
     try {
       for (;;) {
-        size_t from;
+        Dispatch::Work w;
         {
           std::lock_guard lock(mutex);
-          if (stop || next >= configs.size()) return;
-          from = next;
-          next = std::min(configs.size(), next + chunk);
+          if (stop) return;
+          w = dispatch_->take(member);
         }
-        e.evaluate(configs.subspan(from, std::min(chunk, configs.size() - from)),
-                   [&](size_t i, const Measured& m) {
-                     std::lock_guard lock(mutex);
-                     stats_.busy_s += m.cost_s;
-                     if (!on_measured(from + i, m)) stop = true;
-                     return !stop;
-                   });
+        if (w.now.empty()) return;
+        std::vector<std::vector<Value>> values;
+        for (size_t i : w.now) values.push_back(configs[i]);
+        // Not an empty one: to a GPU that says the run ends, and drops what it holds ahead.
+        if (!w.ahead.empty()) e.compile_ahead(w.ahead);
+        e.evaluate(values, [&](size_t i, const Measured& m) {
+          std::lock_guard lock(mutex);
+          stats_.busy_s += m.cost_s;
+          if (!on_measured(w.now[i], m)) stop = true;
+          return !stop;
+        });
       }
     } catch (...) {
       std::lock_guard lock(mutex);
@@ -203,7 +218,7 @@ void PoolEvaluator::evaluate_live(std::span<const std::vector<Value>> configs, c
       throw;
     }
   };
-  for (auto& m : members_) m->post(work);
+  for (size_t k = 0; k < members_.size(); ++k) members_[k]->post([&work, k](ConfigEvaluator& e) { work(k, e); });
   std::exception_ptr first;
   for (auto& m : members_)
     if (std::exception_ptr e = m->wait(); e && !first) first = e;

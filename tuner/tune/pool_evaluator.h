@@ -13,9 +13,10 @@
 //  * live (GPUs; later other processes): each member is made by its factory
 //    on a thread of its own and is used only from that thread for its whole
 //    life, as gpu::Engine requires (its worker process dies with the thread
-//    that started it). A member takes the next `chunk` configurations of the
-//    batch when it frees up, so that it can compile a few ahead of its own
-//    measurements. Members must measure the same device model: one series.
+//    that started it). A member takes its next chunk of the batch when it
+//    frees up, and compiles the chunk after it while it measures (Dispatch:
+//    chunks, and what each member compiles ahead, also of the next batch).
+//    Members must measure the same device model: one series.
 //  * simulated (a replay): one replay answers for `workers` simulated workers,
 //    each with a virtual clock. Deterministically, without threads: the next
 //    configuration goes to the worker whose clock is earliest, its recorded
@@ -30,10 +31,12 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "tuner/tune/dispatch.h"
 #include "tuner/tune/evaluator.h"
 
 namespace ktune {
@@ -53,8 +56,8 @@ class PoolEvaluator : public ConfigEvaluator {
   using MakeMember = std::function<std::unique_ptr<ConfigEvaluator>()>;
 
   // Live: one thread and one member per factory, each member made on its
-  // thread. `chunk`: configurations a member takes at a time (0: a batch's
-  // share, see chunk_for). Rethrows the first factory's exception; throws
+  // thread. `chunk`: the most configurations a member takes at a time (0:
+  // guided by what is left of the batch, at most chunk_for). Rethrows the first factory's exception; throws
   // Error::bad_input when the members measure different device models.
   // REQUIRES: at least one factory.
   explicit PoolEvaluator(std::vector<MakeMember> members, size_t chunk = 0);
@@ -67,6 +70,8 @@ class PoolEvaluator : public ConfigEvaluator {
 
   db::DeviceInfo device() const override { return device_; }
   void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
+  // Live: shared out among the members by the Dispatch, each compiling its part.
+  void compile_ahead(std::span<const std::vector<Value>> next) override;
   bool replay() const override { return replay_; }
   std::string source() const override { return source_; }
   std::vector<StaticFeatures> features(std::span<const Config> configs) override;
@@ -76,8 +81,8 @@ class PoolEvaluator : public ConfigEvaluator {
   std::optional<double> virtual_time() const override;
 
   const PoolStats& stats() const { return stats_; }
-  // A live member's share of a batch: about half of batch / workers, so that
-  // a member that frees up early still finds work, at least one.
+  // A live member's first share of a batch: half of batch / workers (rounded
+  // up), so that a member that frees up early still finds work; at least one.
   static size_t chunk_for(size_t batch, size_t workers);
 
  private:
@@ -89,7 +94,8 @@ class PoolEvaluator : public ConfigEvaluator {
 
   std::vector<std::unique_ptr<Member>> members_;  // live
   std::unique_ptr<ConfigEvaluator> replay_member_;  // simulated
-  size_t chunk_ = 0;
+  std::mutex dispatch_mutex_;
+  std::unique_ptr<Dispatch> dispatch_;  // live
   bool replay_ = false;
   bool simulated_ = false;
   db::DeviceInfo device_;

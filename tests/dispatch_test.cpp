@@ -1,0 +1,104 @@
+// Dispatch: chunks of a batch for the workers of a pool, each with the chunk
+// the worker takes next to compile ahead, also across batches.
+#include "tuner/tune/dispatch.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+namespace ktune {
+namespace {
+
+std::vector<std::vector<Value>> configs(int from, int n) {
+  std::vector<std::vector<Value>> out;
+  for (int i = from; i < from + n; ++i) out.push_back({Value(int64_t(i))});
+  return out;
+}
+
+std::vector<std::vector<Value>> values_at(const std::vector<std::vector<Value>>& batch,
+                                          const std::vector<size_t>& indices) {
+  std::vector<std::vector<Value>> out;
+  for (size_t i : indices) out.push_back(batch.at(i));
+  return out;
+}
+
+// Two workers: guided chunks (half of what is left over the workers), each
+// worker's next chunk is the one it was told to compile ahead, and every
+// configuration goes out once.
+TEST(Dispatch, AWorkerTakesTheChunkItCompiledAhead) {
+  Dispatch d(2);
+  const auto batch = configs(0, 40);
+  d.begin(batch);
+  Dispatch::Work a = d.take(0);
+  EXPECT_EQ(a.now.size(), 10u);  // 40 / (2 x 2)
+  EXPECT_EQ(a.ahead.size(), 8u);  // 30 left: 30 / 4, rounded up
+  Dispatch::Work b = d.take(1);
+  EXPECT_EQ(b.now.size(), 6u);  // 22 left
+  std::multiset<size_t> handed(a.now.begin(), a.now.end());
+  handed.insert(b.now.begin(), b.now.end());
+  std::vector<std::vector<Value>> promised_a = a.ahead, promised_b = b.ahead;
+  for (int turn = 0; turn < 20; ++turn) {
+    for (size_t w : {size_t(1), size_t(0)}) {  // worker 1 first: promises hold whatever the order
+      Dispatch::Work next = d.take(w);
+      if (next.now.empty()) continue;
+      std::vector<std::vector<Value>>& promised = w == 0 ? promised_a : promised_b;
+      EXPECT_EQ(values_at(batch, next.now), promised) << "worker " << w;
+      promised = next.ahead;
+      handed.insert(next.now.begin(), next.now.end());
+    }
+  }
+  EXPECT_EQ(handed.size(), batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) EXPECT_EQ(handed.count(i), 1u) << i;
+  EXPECT_TRUE(d.take(0).now.empty());
+}
+
+// With nothing left of the batch to promise, a worker compiles ahead part of
+// what the strategy expects next, and takes exactly that first in the next
+// batch, even when another worker asks first.
+TEST(Dispatch, APromiseFromTheNextBatchCarriesOver) {
+  Dispatch d(2);
+  d.upcoming(configs(100, 8));  // the strategy's next proposal
+  d.begin(configs(0, 2));
+  Dispatch::Work a = d.take(0);  // 1 of 2; the other one promised to worker 0
+  ASSERT_EQ(a.now.size(), 1u);
+  ASSERT_EQ(a.ahead.size(), 1u);
+  Dispatch::Work b = d.take(1);  // nothing left but worker 0's promise: taken rather than idle
+  ASSERT_EQ(b.now.size(), 1u);
+  EXPECT_EQ(configs(0, 2).at(b.now[0]), a.ahead[0]);
+  EXPECT_EQ(b.ahead, configs(100, 2));  // 8 upcoming: 8 / 4
+  Dispatch::Work a2 = d.take(0);
+  EXPECT_TRUE(a2.now.empty());  // worker 1 took its promise; nothing left
+
+  // The next batch, shuffled, with one of the promised configurations missing.
+  std::vector<std::vector<Value>> next = configs(100, 8);
+  std::reverse(next.begin(), next.end());
+  next.erase(next.begin() + 7);  // 100 is gone: the strategy changed its mind
+  d.upcoming({});
+  d.begin(next);
+  Dispatch::Work first = d.take(0);  // worker 0 was promised nothing: a fresh chunk, not worker 1's
+  for (size_t i : first.now) EXPECT_NE(next[i], configs(101, 1)[0]);
+  Dispatch::Work carried = d.take(1);
+  EXPECT_EQ(values_at(next, carried.now), configs(101, 1));
+}
+
+// Alone, a worker is promised every next chunk, and a limit caps the chunks.
+TEST(Dispatch, OneWorkerAndAChunkLimit) {
+  Dispatch d(1, 3);
+  const auto batch = configs(0, 10);
+  d.begin(batch);
+  std::vector<size_t> sizes;
+  std::vector<std::vector<Value>> promised;
+  for (Dispatch::Work w = d.take(0); !w.now.empty(); w = d.take(0)) {
+    if (!sizes.empty()) {
+      EXPECT_EQ(values_at(batch, w.now), promised);
+    }
+    sizes.push_back(w.now.size());
+    promised = w.ahead;
+  }
+  EXPECT_EQ(sizes, (std::vector<size_t>{3, 3, 2, 1, 1}));  // half of what is left (10, 7, 4, 2, 1), at most 3
+  EXPECT_TRUE(promised.empty());                         // nothing upcoming
+}
+
+}  // namespace
+}  // namespace ktune
