@@ -57,7 +57,7 @@ TEST(Dispatch, AWorkerTakesTheChunkItCompiledAhead) {
 // what the strategy expects next, and takes exactly that first in the next
 // batch, even when another worker asks first.
 TEST(Dispatch, APromiseFromTheNextBatchCarriesOver) {
-  Dispatch d(2);
+  Dispatch d(2, 0, 0);  // no minimum ahead
   d.upcoming(configs(100, 8));  // the strategy's next proposal
   d.begin(configs(0, 2));
   Dispatch::Work a = d.take(0);  // 1 of 2; the other one promised to worker 0
@@ -98,6 +98,37 @@ TEST(Dispatch, OneWorkerAndAChunkLimit) {
   }
   EXPECT_EQ(sizes, (std::vector<size_t>{3, 3, 2, 1, 1}));  // half of what is left (10, 7, 4, 2, 1), at most 3
   EXPECT_TRUE(promised.empty());                         // nothing upcoming
+}
+
+// Where a batch's tail leaves too little to compile ahead, the strategy's
+// next batch makes it up to the minimum; everything promised so far is in
+// each ahead (what a GPU is not given again it drops), and goes to that
+// worker first in the next batch.
+TEST(Dispatch, TheNextBatchMakesUpAShortAhead) {
+  Dispatch d(2, 0, 4);
+  d.upcoming(configs(100, 8));
+  const auto batch = configs(0, 4);
+  d.begin(batch);
+  Dispatch::Work a = d.take(0);
+  EXPECT_EQ(values_at(batch, a.now), configs(0, 1));
+  std::vector<std::vector<Value>> expect = configs(1, 1);
+  for (const auto& c : configs(100, 3)) expect.push_back(c);
+  EXPECT_EQ(a.ahead, expect);
+  Dispatch::Work b = d.take(1);
+  EXPECT_EQ(values_at(batch, b.now), configs(2, 1));
+  Dispatch::Work a2 = d.take(0);
+  EXPECT_EQ(values_at(batch, a2.now), configs(1, 1));
+  expect = configs(100, 3);
+  expect.push_back(configs(106, 1)[0]);  // 103 to 105 went to worker 1
+  EXPECT_EQ(a2.ahead, expect);
+
+  d.upcoming({});
+  std::vector<std::vector<Value>> next = configs(100, 8);
+  d.begin(next);
+  Dispatch::Work b2 = d.take(1);
+  EXPECT_EQ(values_at(next, b2.now), configs(103, 3));
+  Dispatch::Work a3 = d.take(0);
+  EXPECT_EQ(values_at(next, a3.now), expect);
 }
 
 }  // namespace

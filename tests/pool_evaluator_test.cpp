@@ -301,23 +301,26 @@ TEST(PoolEvaluator, AMembersErrorEndsTheBatchAndReachesTheCaller) {
 // part of what the strategy expects next, which it then takes first; the
 // run's end (an empty compile_ahead) reaches it.
 TEST(PoolEvaluator, LiveMembersCompileAheadWhatTheyTakeNext) {
+  using Configs = std::vector<std::vector<Value>>;
+  struct Event {
+    bool ahead;
+    Configs configs;
+  };
   struct Noting : Scripted {
-    std::vector<std::vector<std::vector<Value>>>* aheads;
-    std::vector<std::vector<std::vector<Value>>>* batches;
+    std::vector<Event>* events;
     void compile_ahead(std::span<const std::vector<Value>> next) override {
-      aheads->emplace_back(next.begin(), next.end());
+      events->push_back({true, Configs(next.begin(), next.end())});
     }
     void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
-      batches->emplace_back(configs.begin(), configs.end());
+      events->push_back({false, Configs(configs.begin(), configs.end())});
       Scripted::evaluate(configs, on);
     }
   };
-  std::vector<std::vector<std::vector<Value>>> aheads, batches;
+  std::vector<Event> events;
   std::vector<PoolEvaluator::MakeMember> makers;
   makers.push_back([&] {
     auto n = std::make_unique<Noting>();
-    n->aheads = &aheads;
-    n->batches = &batches;
+    n->events = &events;
     return n;
   });
   PoolEvaluator pool(std::move(makers));
@@ -325,23 +328,35 @@ TEST(PoolEvaluator, LiveMembersCompileAheadWhatTheyTakeNext) {
   const auto second = configs_costing({0.8, 0.9, 1.0, 1.1});
   int reported = 0;
   auto count = [&](size_t, const Measured&) { return ++reported > 0; };
-  pool.compile_ahead(second);
+  pool.compile_ahead(second);  // as the run loop says before each batch
   pool.evaluate(first, count);
   pool.compile_ahead({});
   pool.evaluate(second, count);
   pool.compile_ahead({});
   EXPECT_EQ(reported, 12);
-  // Every chunk after the first is what the member was last given to compile
-  // ahead: in the first batch its next chunk, at the first batch's end half
-  // of the second batch (0.8, 0.9), taken first there.
-  std::vector<std::vector<std::vector<Value>>> given;
-  for (const auto& a : aheads)
-    if (!a.empty()) given.push_back(a);
-  ASSERT_EQ(batches.size(), given.size() + 1);
-  for (size_t k = 1; k < batches.size(); ++k) EXPECT_EQ(batches[k], given[k - 1]) << "chunk " << k;
-  EXPECT_EQ(batches.front(), configs_costing({0, 0.1, 0.2, 0.3}));  // half of the batch
-  EXPECT_EQ(batches[4], configs_costing({0.8, 0.9}));
-  EXPECT_TRUE(aheads.back().empty());  // the run's end
+  // Every chunk after the first was in what the member was given to compile
+  // ahead with the chunk before it (the member hears of a chunk's ahead just
+  // before it measures that chunk).
+  const Configs* latest = nullptr;  // the last non-empty ahead
+  const Configs* promised = nullptr;  // the last non-empty ahead when the previous chunk began
+  std::vector<Configs> chunks;
+  for (const Event& e : events) {
+    if (e.ahead) {
+      if (!e.configs.empty()) latest = &e.configs;
+      continue;
+    }
+    if (!chunks.empty()) {
+      ASSERT_TRUE(promised) << "chunk " << chunks.size();
+      for (const auto& c : e.configs)
+        EXPECT_NE(std::find(promised->begin(), promised->end(), c), promised->end()) << "chunk " << chunks.size();
+    }
+    promised = latest;
+    chunks.push_back(e.configs);
+  }
+  ASSERT_EQ(chunks.size(), 5u);  // halves of what is left: 4, 2, 1, 1; then the second batch whole
+  EXPECT_EQ(chunks.front(), configs_costing({0, 0.1, 0.2, 0.3}));
+  EXPECT_EQ(chunks.back(), second);  // compiled ahead during the first batch
+  EXPECT_TRUE(events.back().ahead && events.back().configs.empty());  // the run's end
 }
 
 }  // namespace

@@ -1,14 +1,20 @@
 #include "tuner/tune/dispatch.h"
 
 #include <algorithm>
+#include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "db/record/record.h"
 
 namespace ktune {
 
-Dispatch::Dispatch(size_t workers, size_t max_chunk)
-    : workers_(std::max<size_t>(1, workers)), max_chunk_(max_chunk), promised_(workers_), carried_(workers_) {}
+Dispatch::Dispatch(size_t workers, size_t max_chunk, size_t min_ahead)
+    : workers_(std::max<size_t>(1, workers)),
+      max_chunk_(max_chunk),
+      min_ahead_(min_ahead),
+      promised_(workers_),
+      carried_(workers_) {}
 
 void Dispatch::upcoming(std::span<const std::vector<Value>> next) {
   upcoming_.assign(next.begin(), next.end());
@@ -18,24 +24,39 @@ void Dispatch::upcoming(std::span<const std::vector<Value>> next) {
 
 void Dispatch::begin(std::span<const std::vector<Value>> batch) {
   batch_.assign(batch.begin(), batch.end());
+  std::unordered_map<std::string, size_t> owner;  // promised from the last upcoming()
+  for (size_t w = 0; w < workers_; ++w)
+    for (const std::vector<Value>& c : carried_[w]) owner.emplace(db::config_key(c), w);
   pending_.clear();
   for (auto& p : promised_) p.clear();
   for (size_t i = 0; i < batch_.size(); ++i) {
-    const std::string key = db::config_key(batch_[i]);
-    size_t owner = workers_;
-    for (size_t w = 0; w < workers_ && owner == workers_; ++w)
-      if (carried_[w].erase(key)) owner = w;
-    if (owner < workers_) promised_[owner].push_back(i);
-    else pending_.push_back(i);
+    auto it = owner.find(db::config_key(batch_[i]));
+    if (it != owner.end()) {
+      promised_[it->second].push_back(i);
+      owner.erase(it);  // a configuration twice in a batch: the second is anybody's
+    } else {
+      pending_.push_back(i);
+    }
   }
-  for (auto& c : carried_) c.clear();  // promised, and not in this batch: the strategy changed its mind
+  for (auto& c : carried_) c.clear();  // promised and not in this batch: the strategy changed its mind
+}
+
+void Dispatch::carry(size_t worker, size_t n) {
+  for (; n > 0 && !upcoming_left_.empty(); --n) {
+    carried_[worker].push_back(upcoming_[upcoming_left_.front()]);
+    upcoming_left_.pop_front();
+  }
+}
+
+size_t Dispatch::guided(size_t left) const {
+  // Half of what is left over the workers, no less than one.
+  size_t n = std::max<size_t>(1, (left + 2 * workers_ - 1) / (2 * workers_));
+  if (max_chunk_) n = std::min(n, max_chunk_);
+  return std::min(n, left);
 }
 
 std::vector<size_t> Dispatch::chunk_from(std::deque<size_t>& from) const {
-  // Guided self-scheduling: half of what is left over the workers, no less than one.
-  size_t n = std::max<size_t>(1, (from.size() + 2 * workers_ - 1) / (2 * workers_));
-  if (max_chunk_) n = std::min(n, max_chunk_);
-  n = std::min(n, from.size());
+  const size_t n = guided(from.size());
   std::vector<size_t> out(from.begin(), from.begin() + static_cast<std::ptrdiff_t>(n));
   from.erase(from.begin(), from.begin() + static_cast<std::ptrdiff_t>(n));
   return out;
@@ -56,15 +77,12 @@ Dispatch::Work Dispatch::take(size_t worker) {
     if (most != promised_.end()) w.now = std::exchange(*most, {});
   }
   if (w.now.empty()) return w;
-  if (!pending_.empty()) {
-    promised_[worker] = chunk_from(pending_);
-    for (size_t i : promised_[worker]) w.ahead.push_back(batch_[i]);
-  } else if (!upcoming_left_.empty()) {
-    for (size_t i : chunk_from(upcoming_left_)) {
-      carried_[worker].insert(db::config_key(upcoming_[i]));
-      w.ahead.push_back(upcoming_[i]);
-    }
-  }
+  if (!pending_.empty()) promised_[worker] = chunk_from(pending_);
+  else if (carried_[worker].empty() && !upcoming_left_.empty()) carry(worker, guided(upcoming_left_.size()));
+  for (size_t i : promised_[worker]) w.ahead.push_back(batch_[i]);
+  if (w.ahead.size() + carried_[worker].size() < min_ahead_)
+    carry(worker, min_ahead_ - w.ahead.size() - carried_[worker].size());
+  w.ahead.insert(w.ahead.end(), carried_[worker].begin(), carried_[worker].end());
   return w;
 }
 

@@ -8,19 +8,20 @@
 // compiles each chunk only when it takes it, and on a GPU-bound space the
 // GPUs wait for compiles at every chunk. Chunks follow guided
 // self-scheduling (half of what is left, over the workers, at least one), so
-// that the tail of a batch still balances. When the batch has nothing left
-// to promise, the promise comes from what the strategy expects next
-// (upcoming(), the evaluator's compile_ahead), and those configurations go to
-// that worker in the next batch. A worker left with nothing takes another's
-// promised chunk rather than idle (its compiles are then made twice at
-// worst). Not thread-safe: the pool calls it under its own lock.
+// that the tail of a batch still balances. Where the batch has too little
+// left to promise (its tail's chunks are small, and a chunk measures in less
+// time than the next one compiles), what the strategy expects next
+// (upcoming(), the evaluator's compile_ahead) makes up at least `min_ahead`
+// configurations, and those go to that worker first in the next batch. A
+// worker left with nothing takes another's promised chunk rather than idle
+// (its compiles are then made twice at worst). Not thread-safe: the pool
+// calls it under its own lock.
 #pragma once
 
 #include <cstddef>
 #include <deque>
 #include <span>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "search/expr/value.h"
@@ -29,8 +30,14 @@ namespace ktune {
 
 class Dispatch {
  public:
-  // `max_chunk`: the most configurations a worker takes at a time (0: no limit).
-  explicit Dispatch(size_t workers, size_t max_chunk = 0);
+  // `max_chunk`: the most configurations a worker takes at a time (0: no
+  // limit). `min_ahead`: what a worker is given to compile ahead is made up
+  // to this many from the strategy's next batch where this one has too few.
+  explicit Dispatch(size_t workers, size_t max_chunk = 0, size_t min_ahead = kMinAhead);
+  // Enough that a GPU measuring 20 ms configurations does not wait for
+  // compiles of 150 ms (the BAT GEMM on an H200; docs/benchmarks.md, "Two
+  // GPUs of one host").
+  static constexpr size_t kMinAhead = 16;
 
   // What the strategy expects to propose after the batch that comes next
   // (ConfigEvaluator::compile_ahead); empty: nothing (the run ends).
@@ -41,21 +48,26 @@ class Dispatch {
 
   struct Work {
     std::vector<size_t> now;                 // indices into the batch; empty: nothing left for this worker
-    std::vector<std::vector<Value>> ahead;  // to compile while `now` is measured
+    // To compile while `now` is measured: every configuration promised to
+    // the worker (what it was given before and has not taken is dropped).
+    std::vector<std::vector<Value>> ahead;
   };
   Work take(size_t worker);
 
  private:
+  size_t guided(size_t left) const;  // a chunk's size when `left` remain
   std::vector<size_t> chunk_from(std::deque<size_t>& from) const;
+  void carry(size_t worker, size_t n);  // up to n more of upcoming_ promised to `worker`
 
   size_t workers_;
   size_t max_chunk_;
+  size_t min_ahead_;
   std::vector<std::vector<Value>> batch_;
-  std::deque<size_t> pending_;                      // batch indices neither handed out nor promised
-  std::vector<std::vector<size_t>> promised_;       // per worker: batch indices it takes next
-  std::vector<std::vector<Value>> upcoming_;        // of the next batch, not promised yet
-  std::deque<size_t> upcoming_left_;                // indices into upcoming_
-  std::vector<std::unordered_set<std::string>> carried_;  // per worker: keys promised from upcoming_
+  std::deque<size_t> pending_;                          // batch indices neither handed out nor promised
+  std::vector<std::vector<size_t>> promised_;           // per worker: batch indices it takes next
+  std::vector<std::vector<Value>> upcoming_;            // of the next batch
+  std::deque<size_t> upcoming_left_;                    // indices into upcoming_ not promised yet
+  std::vector<std::vector<std::vector<Value>>> carried_;  // per worker: promised from upcoming_, in order
 };
 
 }  // namespace ktune
