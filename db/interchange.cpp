@@ -14,13 +14,16 @@ namespace ktune::db {
 
 namespace {
 
-// T4 files announce themselves with "schema_version" and "results" near the
-// top; everything else that is a JSON object is taken for a Kernel Tuner cache
-// (which may be interrupted, hence not parseable as it stands).
+// A T4 file holds "results" and "schema_version", in either order: Kernel
+// Tuner writes the results list first and "schema_version" after it, all on
+// one line, so in its files the version comes at the very end. A Kernel
+// Tuner cache names "tune_params_keys" near its top, and everything else
+// that is a JSON object is taken for one (it may be interrupted, hence not
+// parseable as it stands).
 bool looks_like_t4(const std::string& text) {
   std::string_view head(text.data(), std::min<size_t>(text.size(), 4096));
-  return head.find("\"schema_version\"") != std::string_view::npos &&
-         text.find("\"results\"") != std::string::npos && head.find("\"tune_params_keys\"") == std::string_view::npos;
+  return head.find("\"tune_params_keys\"") == std::string_view::npos && text.find("\"results\"") != std::string::npos &&
+         text.find("\"schema_version\"") != std::string::npos;
 }
 
 std::string fnv1a_hex(const std::string& s) {

@@ -32,7 +32,9 @@ const char* invalidity_name(Status s) {
 }
 
 double unit_factor_to_ms(const std::string& unit, const SourceLocation& where) {
-  if (unit == "ms" || unit == "milliseconds" || unit.empty()) return 1;
+  // "miliseconds": how Kernel Tuner spelled it in the T4 files it wrote from
+  // late 2024 (the benchmark hub's recordings have it).
+  if (unit == "ms" || unit == "milliseconds" || unit == "miliseconds" || unit.empty()) return 1;
   if (unit == "s" || unit == "seconds") return 1e3;
   if (unit == "us" || unit == "microseconds") return 1e-3;
   if (unit == "ns" || unit == "nanoseconds") return 1e-6;
@@ -74,6 +76,13 @@ void read_measurements(const LocatedJson& doc, const Json& ms, double factor, co
     auto name = m.find("name");
     auto v = m.find("value");
     if (name == m.end() || !name->is_string()) refuse(at(doc, ms, where), what + " has no name");
+    // A failed result's measurement may be the failure's name in place of a
+    // number (Kernel Tuner writes "RuntimeFailedConfig", "CompilationFailedConfig"):
+    // its reason. A number is what a result that ran must have.
+    if (v != m.end() && v->is_string() && e.status != Status::Ok && e.status != Status::WrongResult) {
+      if (e.reason.empty()) e.reason = v->get<std::string>();
+      continue;
+    }
     if (v == m.end() || !v->is_number()) refuse(at(doc, ms, where), what + " has no numeric value");
     const std::string unit = string_field(doc, m, "unit", what, at(doc, ms, where));
     if (*name == "time") {

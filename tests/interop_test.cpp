@@ -249,6 +249,52 @@ TEST(T4, ConvertsTimeUnits) {
                Error);
 }
 
+// The shape of the T4 files Kernel Tuner writes (file_utils.store_output_file,
+// and the benchmark hub's recordings made with it): one line, the results list
+// first and "schema_version" after it (far past the first 4 KB), "miliseconds"
+// as it spelled the unit, measurement units left empty, and a failed
+// configuration's time given as the failure's name.
+TEST(T4, ReadsKernelTunersOwnLayout) {
+  std::string text = "{\"results\": [";
+  for (int i = 0; i < 60; ++i) {
+    const bool failed = i % 7 == 3;
+    text += std::string(i ? ", " : "") + "{\"timestamp\": \"2023-12-22 09:54:05.502007+00:00\", \"configuration\": " +
+            "{\"block_size_x\": " + std::to_string(16 * (i + 1)) + ", \"use_shmem\": " + std::to_string(i % 2) +
+            "}, \"times\": {\"compilation\": 918.6, \"framework\": 105.2, \"search_algorithm\": 0, " +
+            "\"validation\": 0" + (failed ? "" : ", \"runtimes\": [3.97, 3.87, 3.88]") + "}, \"invalidity\": \"" +
+            (failed ? "runtime" : "correct") + "\", \"correctness\": " + (failed ? "0" : "1") +
+            ", \"measurements\": [{\"name\": \"time\", \"value\": " +
+            (failed ? std::string("\"RuntimeFailedConfig\"") : std::to_string(3.0 + i)) +
+            ", \"unit\": \"\"}], \"objectives\": [\"time\"]}";
+  }
+  text += "], \"schema_version\": \"1.0.0\", \"metadata\": {\"timeunit\": \"miliseconds\"}}";
+  ASSERT_GT(text.find("\"schema_version\""), 4096u);
+  TempDir dir;
+  const std::string path = dir.file("kt_t4.json");
+  std::ofstream(path) << text;
+  ResultSet rs = read_results_file(path);
+  EXPECT_EQ(rs.format, "t4");
+  EXPECT_EQ(rs.param_names, (std::vector<std::string>{"block_size_x", "use_shmem"}));
+  ASSERT_EQ(rs.evaluations.size(), 60u);
+  EXPECT_EQ(rs.evaluations[3].status, Status::RuntimeError);
+  EXPECT_EQ(rs.evaluations[3].reason, "RuntimeFailedConfig");
+  EXPECT_FALSE(rs.evaluations[3].time_ms);
+  EXPECT_EQ(rs.evaluations[4].status, Status::Ok);
+  EXPECT_DOUBLE_EQ(*rs.evaluations[4].time_ms, 7.0);  // milliseconds, as "miliseconds" says
+  EXPECT_DOUBLE_EQ(*rs.evaluations[4].compile_ms, 918.6);
+  EXPECT_EQ(rs.evaluations[4].samples.size(), 3u);
+
+  // Strict where it would be a wrong answer: a result that ran needs a number.
+  const std::string ran_without_time =
+      "{\"results\": [{\"configuration\": {\"bx\": 32}, \"times\": {}, \"invalidity\": \"correct\","
+      " \"measurements\": [{\"name\": \"time\", \"value\": \"RuntimeFailedConfig\"}]}], \"schema_version\": \"1.0.0\"}";
+  EXPECT_THROW(parse_t4(ran_without_time, "r.json"), Error);
+  // And a unit nobody wrote is still refused.
+  EXPECT_THROW(parse_t4("{\"schema_version\": \"1.0.0\", \"metadata\": {\"timeunit\": \"minutes\"}, \"results\": []}",
+                        "m.json"),
+               Error);
+}
+
 TEST(Import, RecordsARunAndSkipsDuplicates) {
   TempDir dir;
   Store store(dir.file("k.db"));
