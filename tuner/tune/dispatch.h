@@ -34,9 +34,10 @@ class Dispatch {
   // limit). `min_ahead`: what a worker is given to compile ahead is made up
   // to this many from the strategy's next batch where this one has too few.
   explicit Dispatch(size_t workers, size_t max_chunk = 0, size_t min_ahead = kMinAhead);
-  // Enough that a GPU measuring 20 ms configurations does not wait for
-  // compiles of 150 ms (the BAT GEMM on an H200; docs/benchmarks.md, "Two
-  // GPUs of one host").
+  // 16 configurations of 20 ms cover a compile of 150-370 ms (the BAT GEMM
+  // on an H200). Measured there on two GPUs, they still wait for compiles
+  // between chunks: a promise of one chunk is too short once chunks shrink
+  // (docs/benchmarks.md, "Two GPUs of one host").
   static constexpr size_t kMinAhead = 16;
 
   // What the strategy expects to propose after the batch that comes next
