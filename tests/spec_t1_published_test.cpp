@@ -77,7 +77,12 @@ TEST(SpecT1Published, ExtensionKeysAreNotesAndOtherSpellingsAreRead) {
   EXPECT_EQ(s.arguments[2].value, Value(65536));
   // Each unknown key once, with its place; each respelling once.
   EXPECT_EQ(count_notes(s, "suite.json:4:3: 'SearchSettings' in the T1 file is not a T1 key ktune reads"), 1u);
-  EXPECT_EQ(count_notes(s, "'Objective' in General is not a T1 key"), 1u);
+  ASSERT_EQ(count_notes(s, "Objective 'GFLOPs' (higher is better) is ranked by time"), 1u);
+  for (const auto& note : s.notes)  // with its place
+    if (note.find("Objective 'GFLOPs'") != std::string::npos) {
+      EXPECT_NE(note.find("suite.json:2:"), std::string::npos) << note;
+    }
+  EXPECT_EQ(s.objective, "time");
   EXPECT_EQ(count_notes(s, "'BenchmarksPath' in General"), 1u);
   EXPECT_EQ(count_notes(s, "'SharedMemoryOriginal' in KernelSpecification"), 1u);
   EXPECT_EQ(count_notes(s, "'Comment' in an Arguments entry"), 1u);
@@ -90,6 +95,34 @@ TEST(SpecT1Published, ExtensionKeysAreNotesAndOtherSpellingsAreRead) {
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.launch->shared_memory, 4 * r.launch->block[0]);
   EXPECT_EQ(r.launch->grid[0], 65536 / r.launch->block[0] / s.space().values(s.space().at(0))[1].as_int());
+}
+
+// BAT's Objective and Minimize: time and energy are what they say, a
+// throughput is ranked by time (noted above); a direction that contradicts
+// the name, or an objective ktune does not measure, is refused at its place.
+TEST(SpecT1Published, TheObjectiveIsReadOrRefused) {
+  TempDir dir;
+  write(dir, "scale.cu", "extern \"C\" __global__ void scale(float* o, const float* i, int n) {}\n");
+  auto with_general = [&](const std::string& general) {
+    std::string text = kSuiteStyle;
+    const size_t from = text.find("{\"BenchmarkName\"");
+    const size_t to = text.find("},", from) + 1;
+    text.replace(from, to - from, general);
+    return write(dir, "objective.json", text);
+  };
+  EXPECT_EQ(load_spec(with_general(R"({"Objective": "time", "Minimize": true})")).objective, "time");
+  EXPECT_EQ(load_spec(with_general(R"({"Objective": "energy"})")).objective, "energy");
+  EXPECT_EQ(load_spec(with_general(R"({"Objective": "GB/s"})")).objective, "time");
+  for (const std::string bad : {R"({"Objective": "time", "Minimize": false})", R"({"Objective": "GFLOPs", "Minimize": true})",
+                                R"({"Objective": "power"})", R"({"Minimize": false})", R"({"Objective": "time", "Minimize": "no"})"}) {
+    try {
+      load_spec(with_general(bad));
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), Error::Kind::BadInput) << bad;
+      EXPECT_EQ(e.where().line, 2) << bad << ": " << e.what();
+    }
+  }
 }
 
 TEST(SpecT1Published, AMisspeltKnownKeyIsRefusedWithAHint) {

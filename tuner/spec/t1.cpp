@@ -6,6 +6,8 @@
 // accepted and listed in Spec::notes, never silently.
 #include "tuner/spec/build.h"
 
+#include <cctype>
+#include <optional>
 #include <unordered_set>
 
 namespace ktune::spec_detail {
@@ -191,9 +193,72 @@ void read_budget_entry(const Doc& entry, Draft& draft) {
   }
 }
 
+std::string lowercase(std::string_view text) {
+  std::string s;
+  for (char c : text) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A throughput of the file's one problem size (GFLOPs, GB/s, ...): higher is
+// shorter time, so time ranks the configurations as it would.
+bool is_throughput(const std::string& objective) {
+  const std::string s = lowercase(objective);
+  for (std::string_view part : {"flop", "ops", "gb/s", "gbs", "bandwidth", "throughput"})
+    if (s.find(part) != std::string::npos) return true;
+  return s.size() > 2 && s.compare(s.size() - 2, 2, "/s") == 0;
+}
+
+// BAT's files say what to optimise: `Objective` with `Minimize`. From a T1
+// file ktune measures time (and energy): time is itself, energy is ktune's
+// energy objective, and a throughput is ranked by time, which orders the
+// configurations of one problem size the same way (noted). Anything else, or
+// a direction that contradicts the name (maximising time, minimising
+// GFLOPs), would tune for what the file did not ask: refused.
+void read_objective(const Doc& general, Draft& draft) {
+  const Doc* objective = general.find("Objective");
+  const Doc* minimize_doc = general.find("Minimize");
+  std::optional<bool> minimize;
+  if (minimize_doc) {
+    if (minimize_doc->kind != Doc::Kind::Bool)
+      fail(minimize_doc->where, "General.Minimize must be true or false, not " + std::string(kind_name(minimize_doc->kind)));
+    minimize = minimize_doc->scalar.as_bool();
+  }
+  if (!objective) {
+    if (minimize == false)
+      fail(minimize_doc->where, "General.Minimize is false, but no Objective says what to maximise (ktune minimises "
+                                "time); name the Objective or drop Minimize");
+    return;
+  }
+  const std::string& name = need_string(*objective, "General.Objective");
+  const std::string lower = lowercase(name);
+  const SourceLocation& where = minimize_doc ? minimize_doc->where : objective->where;
+  if (lower == "time" || lower == "energy") {
+    if (minimize == false)
+      fail(where, "General.Minimize is false for Objective '" + name + "': that would pick the " +
+                      (lower == "time" ? "slowest" : "most energy-hungry") + " configuration");
+    if (lower == "energy") draft.spec.objective = "energy";
+    return;
+  }
+  if (is_throughput(name)) {
+    if (minimize == true)
+      fail(where, "General.Minimize is true for Objective '" + name + "', a throughput: that would pick the slowest "
+                  "configuration");
+    draft.spec.notes.push_back(objective->where.str() + ": Objective '" + name +
+                               "' (higher is better) is ranked by time, which orders the configurations of one "
+                               "problem size the same way");
+    return;
+  }
+  fail(objective->where, "General.Objective '" + name +
+                             "' is not something ktune measures from a T1 file (it measures time, energy, and "
+                             "ranks a throughput such as GFLOPs by time); tuning time instead would answer another "
+                             "question: drop the key, or write a YAML spec with a metric of that name");
+}
+
 void read_general(const Doc& d, Draft& draft) {
-  t1_map(d, {"BenchmarkName", "FormatVersion", "OutputFormat", "TimeUnit", "OutputFile", "LoggingLevel"}, {},
-         "General", draft);
+  const Doc g = t1_map(d, {"BenchmarkName", "FormatVersion", "OutputFormat", "TimeUnit", "OutputFile", "LoggingLevel",
+                           "Objective", "Minimize"},
+                       {}, "General", draft);
+  read_objective(g, draft);
 }
 
 }  // namespace
