@@ -258,7 +258,7 @@ TEST(PoolEvaluator, LiveMembersReportEachConfigurationOnceOneAtATime) {
     return ++calls < 10;
   });
   EXPECT_GE(calls, 10);
-  EXPECT_LT(calls, 10 + 4 * int(PoolEvaluator::chunk_for(batch.size(), 4)));
+  EXPECT_LT(calls, 10 + 4 * int(Dispatch::guided_chunk(batch.size(), 4)));
   for (int t : times) EXPECT_LE(t, 1);
 }
 

@@ -48,9 +48,13 @@ void Dispatch::carry(size_t worker, size_t n) {
   }
 }
 
+size_t Dispatch::guided_chunk(size_t left, size_t workers) {
+  workers = std::max<size_t>(workers, 1);
+  return std::max<size_t>(1, (left + 2 * workers - 1) / (2 * workers));
+}
+
 size_t Dispatch::guided(size_t left) const {
-  // Half of what is left over the workers, no less than one.
-  size_t n = std::max<size_t>(1, (left + 2 * workers_ - 1) / (2 * workers_));
+  size_t n = guided_chunk(left, workers_);
   if (max_chunk_) n = std::min(n, max_chunk_);
   return std::min(n, left);
 }

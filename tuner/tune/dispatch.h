@@ -55,6 +55,12 @@ class Dispatch {
   };
   Work take(size_t worker);
 
+  // Guided self-scheduling's chunk when `left` configurations remain for
+  // `workers`: half of left / workers, rounded up, at least one (before
+  // max_chunk). A batch's first chunks are so large that a worker freeing
+  // up early still finds work.
+  static size_t guided_chunk(size_t left, size_t workers);
+
  private:
   size_t guided(size_t left) const;  // a chunk's size when `left` remain
   std::vector<size_t> chunk_from(std::deque<size_t>& from) const;

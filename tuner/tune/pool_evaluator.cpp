@@ -135,11 +135,6 @@ PoolEvaluator::PoolEvaluator(std::unique_ptr<ConfigEvaluator> replay, size_t wor
 
 PoolEvaluator::~PoolEvaluator() = default;
 
-size_t PoolEvaluator::chunk_for(size_t batch, size_t workers) {
-  workers = std::max<size_t>(workers, 1);
-  return std::max<size_t>(1, (batch + 2 * workers - 1) / (2 * workers));
-}
-
 void PoolEvaluator::on_first(const std::function<void(ConfigEvaluator&)>& task) {
   if (simulated_) task(*replay_member_);
   else members_[0]->run(task);

@@ -57,8 +57,9 @@ class PoolEvaluator : public ConfigEvaluator {
 
   // Live: one thread and one member per factory, each member made on its
   // thread. `chunk`: the most configurations a member takes at a time (0:
-  // guided by what is left of the batch, at most chunk_for). Rethrows the first factory's exception; throws
-  // Error::bad_input when the members measure different device models.
+  // guided by what is left of the batch, Dispatch::guided_chunk). Rethrows
+  // the first factory's exception; throws Error::bad_input when the members
+  // measure different device models.
   // REQUIRES: at least one factory.
   explicit PoolEvaluator(std::vector<MakeMember> members, size_t chunk = 0);
   // Simulated: `workers` virtual workers answered by `replay`, whose cost_s
@@ -81,9 +82,6 @@ class PoolEvaluator : public ConfigEvaluator {
   std::optional<double> virtual_time() const override;
 
   const PoolStats& stats() const { return stats_; }
-  // A live member's first share of a batch: half of batch / workers (rounded
-  // up), so that a member that frees up early still finds work; at least one.
-  static size_t chunk_for(size_t batch, size_t workers);
 
  private:
   class Member;
