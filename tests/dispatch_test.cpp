@@ -27,7 +27,7 @@ std::vector<std::vector<Value>> values_at(const std::vector<std::vector<Value>>&
 // worker's next chunk is the one it was told to compile ahead, and every
 // configuration goes out once.
 TEST(Dispatch, AWorkerTakesTheChunkItCompiledAhead) {
-  Dispatch d(2);
+  Dispatch d(2, 0, 0);  // one chunk ahead, no minimum
   const auto batch = configs(0, 40);
   d.begin(batch);
   Dispatch::Work a = d.take(0);
@@ -84,7 +84,7 @@ TEST(Dispatch, APromiseFromTheNextBatchCarriesOver) {
 
 // Alone, a worker is promised every next chunk, and a limit caps the chunks.
 TEST(Dispatch, OneWorkerAndAChunkLimit) {
-  Dispatch d(1, 3);
+  Dispatch d(1, 3, 0);
   const auto batch = configs(0, 10);
   d.begin(batch);
   std::vector<size_t> sizes;
@@ -100,35 +100,38 @@ TEST(Dispatch, OneWorkerAndAChunkLimit) {
   EXPECT_TRUE(promised.empty());                         // nothing upcoming
 }
 
-// Where a batch's tail leaves too little to compile ahead, the strategy's
-// next batch makes it up to the minimum; everything promised so far is in
-// each ahead (what a GPU is not given again it drops), and goes to that
-// worker first in the next batch.
-TEST(Dispatch, TheNextBatchMakesUpAShortAhead) {
-  Dispatch d(2, 0, 4);
+// A worker is promised chunks up to the minimum while the batch has them,
+// then the strategy's next batch makes it up; everything promised so far is
+// in each ahead (what a GPU is not given again it drops), and what came from
+// the next batch goes to that worker first there.
+TEST(Dispatch, ChunksAndTheNextBatchMakeUpTheMinimumAhead) {
+  Dispatch d(2, 0, 6);
   d.upcoming(configs(100, 8));
-  const auto batch = configs(0, 4);
+  const auto batch = configs(0, 8);
   d.begin(batch);
   Dispatch::Work a = d.take(0);
-  EXPECT_EQ(values_at(batch, a.now), configs(0, 1));
-  std::vector<std::vector<Value>> expect = configs(1, 1);
-  for (const auto& c : configs(100, 3)) expect.push_back(c);
-  EXPECT_EQ(a.ahead, expect);
-  Dispatch::Work b = d.take(1);
-  EXPECT_EQ(values_at(batch, b.now), configs(2, 1));
+  EXPECT_EQ(values_at(batch, a.now), configs(0, 2));  // 8 / 4
+  // Promised: 2-3 (6 left: 2), 4 (4 left: 1), 5 (3 left: 1), 6 (2 left: 1): 5 configurations, then 7 (1 left) makes 6.
+  EXPECT_EQ(a.ahead, configs(2, 6));
+  Dispatch::Work b = d.take(1);  // nothing pending: worker 0's last promised chunk, and the next batch ahead
+  EXPECT_EQ(values_at(batch, b.now), configs(7, 1));
+  EXPECT_EQ(b.ahead, configs(100, 6));  // 2 (8 / 4) made up to 6
   Dispatch::Work a2 = d.take(0);
-  EXPECT_EQ(values_at(batch, a2.now), configs(1, 1));
-  expect = configs(100, 3);
-  expect.push_back(configs(106, 1)[0]);  // 103 to 105 went to worker 1
+  EXPECT_EQ(values_at(batch, a2.now), configs(2, 2));
+  std::vector<std::vector<Value>> expect = configs(4, 3);  // still promised: 4, 5, 6
+  for (const auto& c : configs(106, 2)) expect.push_back(c);  // made up from what 100-105 left
   EXPECT_EQ(a2.ahead, expect);
 
   d.upcoming({});
   std::vector<std::vector<Value>> next = configs(100, 8);
+  std::reverse(next.begin(), next.end());
   d.begin(next);
-  Dispatch::Work b2 = d.take(1);
-  EXPECT_EQ(values_at(next, b2.now), configs(103, 3));
   Dispatch::Work a3 = d.take(0);
-  EXPECT_EQ(values_at(next, a3.now), expect);
+  EXPECT_EQ(values_at(next, a3.now), (std::vector<std::vector<Value>>{configs(107, 1)[0], configs(106, 1)[0]}));
+  Dispatch::Work b2 = d.take(1);
+  std::vector<std::vector<Value>> b_first = configs(100, 6);
+  std::reverse(b_first.begin(), b_first.end());
+  EXPECT_EQ(values_at(next, b2.now), b_first);
 }
 
 }  // namespace

@@ -28,15 +28,19 @@ void Dispatch::begin(std::span<const std::vector<Value>> batch) {
   for (size_t w = 0; w < workers_; ++w)
     for (const std::vector<Value>& c : carried_[w]) owner.emplace(db::config_key(c), w);
   pending_.clear();
-  for (auto& p : promised_) p.clear();
+  std::vector<std::vector<size_t>> first(workers_);
   for (size_t i = 0; i < batch_.size(); ++i) {
     auto it = owner.find(db::config_key(batch_[i]));
     if (it != owner.end()) {
-      promised_[it->second].push_back(i);
+      first[it->second].push_back(i);
       owner.erase(it);  // a configuration twice in a batch: the second is anybody's
     } else {
       pending_.push_back(i);
     }
+  }
+  for (size_t w = 0; w < workers_; ++w) {
+    promised_[w].clear();
+    if (!first[w].empty()) promised_[w].push_back(std::move(first[w]));
   }
   for (auto& c : carried_) c.clear();  // promised and not in this batch: the strategy changed its mind
 }
@@ -69,23 +73,38 @@ std::vector<size_t> Dispatch::chunk_from(std::deque<size_t>& from) const {
 Dispatch::Work Dispatch::take(size_t worker) {
   Work w;
   if (worker >= workers_) return w;
+  auto promised_size = [&](size_t k) {
+    size_t n = 0;
+    for (const auto& c : promised_[k]) n += c.size();
+    return n;
+  };
   if (!promised_[worker].empty()) {
-    w.now = std::exchange(promised_[worker], {});
+    w.now = std::move(promised_[worker].front());
+    promised_[worker].pop_front();
   } else if (!pending_.empty()) {
     w.now = chunk_from(pending_);
   } else {
-    // Nothing left to hand out: the largest chunk promised to another worker
-    // that has not started it, rather than idle while that worker measures.
-    auto most = std::max_element(promised_.begin(), promised_.end(),
-                                 [](const auto& a, const auto& b) { return a.size() < b.size(); });
-    if (most != promised_.end()) w.now = std::exchange(*most, {});
+    // Nothing left to hand out: the last chunk promised to the worker with
+    // the most, rather than idle while that worker measures.
+    size_t most = workers_;
+    for (size_t k = 0; k < workers_; ++k)
+      if (!promised_[k].empty() && (most == workers_ || promised_size(k) > promised_size(most))) most = k;
+    if (most < workers_) {
+      w.now = std::move(promised_[most].back());
+      promised_[most].pop_back();
+    }
   }
   if (w.now.empty()) return w;
-  if (!pending_.empty()) promised_[worker] = chunk_from(pending_);
-  else if (carried_[worker].empty() && !upcoming_left_.empty()) carry(worker, guided(upcoming_left_.size()));
-  for (size_t i : promised_[worker]) w.ahead.push_back(batch_[i]);
-  if (w.ahead.size() + carried_[worker].size() < min_ahead_)
-    carry(worker, min_ahead_ - w.ahead.size() - carried_[worker].size());
+  // At least the next chunk, and chunks up to min_ahead while the batch has them.
+  if (promised_[worker].empty() && !pending_.empty()) promised_[worker].push_back(chunk_from(pending_));
+  while (!pending_.empty() && promised_size(worker) + carried_[worker].size() < min_ahead_)
+    promised_[worker].push_back(chunk_from(pending_));
+  if (pending_.empty() && promised_[worker].empty() && carried_[worker].empty())
+    carry(worker, guided(upcoming_left_.size()));
+  const size_t held = promised_size(worker) + carried_[worker].size();
+  if (held < min_ahead_) carry(worker, min_ahead_ - held);
+  for (const auto& chunk : promised_[worker])
+    for (size_t i : chunk) w.ahead.push_back(batch_[i]);
   w.ahead.insert(w.ahead.end(), carried_[worker].begin(), carried_[worker].end());
   return w;
 }

@@ -2,8 +2,9 @@
 // of one process, the ranks of an MPI job) evaluates next, and which it
 // compiles ahead meanwhile.
 //
-// A worker that takes a chunk is also promised the chunk it will take after
-// it, which it compiles ahead while it measures, as one GPU compiles the next
+// A worker that takes a chunk is also promised the chunks it will take after
+// it (at least one, and at least `min_ahead` configurations while the batch
+// has them), which it compiles ahead while it measures, as one GPU compiles the next
 // batch behind the current one (CompilePlan). Without that promise a worker
 // compiles each chunk only when it takes it, and on a GPU-bound space the
 // GPUs wait for compiles at every chunk. Chunks follow guided
@@ -34,11 +35,10 @@ class Dispatch {
   // limit). `min_ahead`: what a worker is given to compile ahead is made up
   // to this many from the strategy's next batch where this one has too few.
   explicit Dispatch(size_t workers, size_t max_chunk = 0, size_t min_ahead = kMinAhead);
-  // 16 configurations of 20 ms cover a compile of 150-370 ms (the BAT GEMM
-  // on an H200). Measured there on two GPUs, they still wait for compiles
-  // between chunks: a promise of one chunk is too short once chunks shrink
-  // (docs/benchmarks.md, "Two GPUs of one host").
-  static constexpr size_t kMinAhead = 16;
+  // Chunks promised up to 32 configurations: one chunk of 16 was measured
+  // too short on the BAT GEMM on two H200 (docs/benchmarks.md, "Two GPUs of
+  // one host"); 32 is not measured yet.
+  static constexpr size_t kMinAhead = 32;
 
   // What the strategy expects to propose after the batch that comes next
   // (ConfigEvaluator::compile_ahead); empty: nothing (the run ends).
@@ -71,7 +71,7 @@ class Dispatch {
   size_t min_ahead_;
   std::vector<std::vector<Value>> batch_;
   std::deque<size_t> pending_;                          // batch indices neither handed out nor promised
-  std::vector<std::vector<size_t>> promised_;           // per worker: batch indices it takes next
+  std::vector<std::deque<std::vector<size_t>>> promised_;  // per worker: the chunks it takes next, in order
   std::vector<std::vector<Value>> upcoming_;            // of the next batch
   std::deque<size_t> upcoming_left_;                    // indices into upcoming_ not promised yet
   std::vector<std::vector<std::vector<Value>>> carried_;  // per worker: promised from upcoming_, in order
