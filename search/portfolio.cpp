@@ -1,16 +1,18 @@
-// portfolio: two strategies taking turns, each told every result: `first`
-// (model_rank) and `second` (vnd by default: variable-neighbourhood descent
-// around the best so far, which also sees what the first found, so its
-// descent starts from the best so far). A model that fits the space leads;
-// where it does not (a rugged space whose good configurations are isolated, a
-// needle whose neighbours are 0.7 of it), the local search still walks there.
-// With `share: fixed` every `every`-th proposal is the second's; with `share:
-// adaptive` (the default) each member's share follows how often its proposals
-// improved on the best, so the member making progress on this kernel gets
-// more of the budget. Each member runs with its own defaults, but for a
+// portfolio: two or three strategies taking turns, each told every result.
+// The default is tpe (a model of what the best results share), vnd
+// (variable-neighbourhood descent around the best so far, whoever found it)
+// and model_rank (a GP on the whole space, with compile features). A model
+// that fits the space leads; where none does (a rugged space whose good
+// configurations are isolated, a needle whose neighbours are 0.7 of it),
+// the local search still walks there. With `share: adaptive` (the default)
+// each member's share follows how often its proposals improved on the best,
+// so the member making progress on this kernel gets more of the budget; with
+// `share: fixed` every `every`-th proposal is the second's (three members
+// take turns in order). Each member runs with its own defaults, but for a
 // shared `initial_samples`. With the defaults it is ktune's default strategy
 // (search/registry.cpp).
 #include <algorithm>
+#include <numeric>
 #include <unordered_map>
 
 #include "search/strategy/support.h"
@@ -22,19 +24,22 @@ class Portfolio final : public Strategy {
  public:
   explicit Portfolio(const StrategyContext& ctx)
       : every_(static_cast<size_t>(opt_int(ctx, "every"))), adaptive_(opt_choice(ctx, "share") == "adaptive") {
-    StrategyContext a = ctx, b = ctx;
-    a.options.clear();
-    b.options.clear();
-    b.seed = ctx.seed * 0x9E3779B97F4A7C15ULL + 1;
-    const std::string &first = opt_choice(ctx, "first"), &second = opt_choice(ctx, "second");
-    // One initial design for both: each member counts every result heard, so
-    // the design ends when the results of both reach it.
-    if (const int64_t n = opt_int(ctx, "initial_samples"); n > 0) {
-      if (has_option(first, "initial_samples")) a.options["initial_samples"] = Value(n);
-      if (has_option(second, "initial_samples")) b.options["initial_samples"] = Value(n);
+    std::vector<std::string> names = {opt_choice(ctx, "first"), opt_choice(ctx, "second")};
+    if (const std::string& third = opt_choice(ctx, "third"); third != "none") names.push_back(third);
+    uint64_t seed = ctx.seed;
+    for (const std::string& name : names) {
+      StrategyContext m = ctx;
+      m.options.clear();
+      m.seed = seed;
+      seed = seed * 0x9E3779B97F4A7C15ULL + 1;
+      // One initial design for all: each member counts every result heard, so
+      // the design ends when the results of all reach it.
+      if (const int64_t n = opt_int(ctx, "initial_samples"); n > 0 && has_option(name, "initial_samples"))
+        m.options["initial_samples"] = Value(n);
+      members_.push_back(make_strategy(name, m));
     }
-    first_ = make_strategy(first, a);
-    second_ = make_strategy(second, b);
+    given_.assign(members_.size(), 0);
+    credit_.assign(members_.size(), 0);
   }
 
   static bool has_option(const std::string& strategy, const std::string& option) {
@@ -43,24 +48,34 @@ class Portfolio final : public Strategy {
     return false;
   }
 
+  // Adaptive shares split a batch (a GPU run's 8) slot by slot, each slot to
+  // the member then furthest below its share, so that every member proposes
+  // with what the last batch taught it; fixed shares give a batch to one
+  // member. A configuration two members propose is measured once.
   std::vector<Config> propose(size_t max_batch) override {
     ++turn_;
-    const bool second = second_turn(turn_);
-    std::vector<Config> out = (second ? second_ : first_)->propose(max_batch);
-    size_t by = second ? 1 : 0;
-    if (out.empty()) {
-      out = (second ? first_ : second_)->propose(max_batch);
-      by = 1 - by;
+    std::vector<size_t> slots(members_.size(), 0);
+    if (adaptive_ && every_ != 0) {
+      std::vector<double> given = given_;
+      for (size_t k = 0; k < max_batch; ++k) {
+        const size_t i = whose_turn(turn_, given);
+        ++slots[i];
+        given[i] += 1;
+      }
+    } else {
+      slots[whose_turn(turn_, given_)] = max_batch;
     }
-    given_[by] += static_cast<double>(out.size());
-    for (const Config& c : out) owner_[c] = by;
+    std::vector<Config> out;
+    ConfigSet in_batch;
+    for (size_t i = 0; i < members_.size(); ++i)
+      if (slots[i] > 0) take(i, slots[i], out, in_batch);
+    // A member that is done passes its turn to the others.
+    for (size_t i = 0; i < members_.size() && out.empty(); ++i) take(i, max_batch, out, in_batch);
     return out;
   }
 
   // The hint of the member whose turn comes next.
-  std::vector<Config> upcoming(size_t n) override {
-    return (second_turn(turn_ + 1) ? second_ : first_)->upcoming(n);
-  }
+  std::vector<Config> upcoming(size_t n) override { return members_[whose_turn(turn_ + 1, given_)]->upcoming(n); }
 
   void observe(std::span<const Observation> results) override {
     for (const Observation& o : results) {
@@ -73,30 +88,64 @@ class Portfolio final : public Strategy {
       }
       best_ = std::min(best_, s);
     }
-    first_->observe(results);
-    second_->observe(results);
+    for (auto& m : members_) m->observe(results);
   }
 
  private:
-  // Fixed shares: every `every`-th turn is the second member's. Adaptive
-  // shares: the second member's share of the proposals follows its share of
-  // the improvements on the best so far (each member starting with one), held
-  // between a quarter and three quarters so that neither member starves; the
-  // turn goes to the member furthest below its share.
-  bool second_turn(size_t turn) const {
-    if (every_ == 0) return false;
-    if (!adaptive_) return turn % every_ == 0;
-    const double rate0 = (credit_[0] + 1) / (given_[0] + 2), rate1 = (credit_[1] + 1) / (given_[1] + 2);
-    const double share = std::clamp(rate1 / (rate0 + rate1), 0.25, 0.75);
-    return given_[1] < share * (given_[0] + given_[1]);  // the first member opens (a prior's picks)
+  // Fixed shares: every `every`-th turn is the second member's (with a third,
+  // the members take turns in order). Adaptive shares: each member's share of
+  // the proposals follows its share of the improvements on the best so far
+  // (each starting at one improvement in two proposals), none below half of
+  // an equal share (a quarter of two, a sixth of three), so that no member
+  // starves; the turn goes to the member furthest below its share, the first
+  // on a tie (it opens: a prior's picks).
+  size_t whose_turn(size_t turn, const std::vector<double>& given_by) const {
+    const size_t n = members_.size();
+    if (every_ == 0) return 0;
+    if (!adaptive_) return n == 2 ? (turn % every_ == 0 ? 1 : 0) : (turn - 1) % n;
+    std::vector<double> share(n);
+    double total = 0;
+    for (size_t i = 0; i < n; ++i) total += share[i] = (credit_[i] + 1) / (given_by[i] + 2);
+    if (n == 2) {  // the same rule, written as for two members first, so that their runs stay as they were
+      const double second = std::clamp(share[1] / (share[0] + share[1]), 0.25, 0.75);
+      return given_by[1] < second * (given_by[0] + given_by[1]) ? 1 : 0;
+    }
+    for (double& s : share) s /= total;
+    // Raise those below the floor to it and scale the rest down to make room.
+    const double floor = 0.5 / double(n);
+    std::vector<bool> held(n, false);
+    for (bool changed = true; changed;) {
+      changed = false;
+      double free_share = 1, rest = 0;
+      for (size_t i = 0; i < n; ++i) held[i] ? free_share -= floor : rest += share[i];
+      for (size_t i = 0; i < n; ++i)
+        if (!held[i]) share[i] *= free_share / rest;
+      for (size_t i = 0; i < n; ++i)
+        if (!held[i] && share[i] < floor) held[i] = changed = true, share[i] = floor;
+    }
+    const double given = std::accumulate(given_by.begin(), given_by.end(), 0.0);
+    size_t pick = 0;
+    for (size_t i = 1; i < n; ++i)
+      if (share[i] * given - given_by[i] > share[pick] * given - given_by[pick]) pick = i;
+    return pick;
+  }
+
+  // Member i's proposal of up to n, less what the batch holds already.
+  void take(size_t i, size_t n, std::vector<Config>& out, ConfigSet& in_batch) {
+    for (Config& c : members_[i]->propose(n)) {
+      if (!in_batch.insert(c).second) continue;
+      given_[i] += 1;
+      owner_[c] = i;
+      out.push_back(std::move(c));
+    }
   }
 
   size_t every_;
   bool adaptive_;
   size_t turn_ = 0;
-  std::unique_ptr<Strategy> first_, second_;
-  double given_[2] = {0, 0};   // configurations proposed by each member
-  double credit_[2] = {0, 0};  // of those, how many improved on the best so far
+  std::vector<std::unique_ptr<Strategy>> members_;
+  std::vector<double> given_;   // configurations proposed by each member
+  std::vector<double> credit_;  // of those, how many improved on the best so far
   double best_ = kFailed;
   std::unordered_map<Config, size_t, ConfigHash> owner_;  // proposals awaiting their result
 };
@@ -105,19 +154,23 @@ class Portfolio final : public Strategy {
 
 StrategyDef portfolio_def() {
   return {"portfolio",
-          "two strategies taking turns, each told every result: `first` proposes, and every `every`-th proposal "
-          "comes from `second`",
-          {{"first", OptionKind::Choice, "model_rank", 0, 0, {"model_rank", "bayes_opt", "pso", "mls", "greedy_ils", "vnd"},
-            "the leading strategy"},
+          "two or three strategies taking turns, each told every result, each member's share following its "
+          "improvements on the best",
+          {{"first", OptionKind::Choice, "tpe", 0, 0, {"model_rank", "bayes_opt", "tpe", "pso", "mls", "greedy_ils", "vnd"},
+            "the member that opens (a prior's picks come first)"},
            {"second", OptionKind::Choice, "vnd", 0, 0,
-            {"mls", "greedy_ils", "vnd", "pso", "random_sample", "simulated_annealing", "genetic_algorithm", "model_rank"},
-            "the strategy taking every `every`-th turn"},
-           {"every", OptionKind::Int, 2, 0, 1000, {}, "every how many proposals `second` takes (0: never)"},
+            {"mls", "greedy_ils", "vnd", "tpe", "pso", "random_sample", "simulated_annealing", "genetic_algorithm", "model_rank"},
+            "the second member (with `share: fixed`, it takes every `every`-th turn)"},
+           {"third", OptionKind::Choice, "model_rank", 0, 0,
+            {"none", "mls", "greedy_ils", "vnd", "tpe", "pso", "random_sample", "simulated_annealing", "genetic_algorithm",
+             "model_rank"},
+            "a third member (none: two members)"},
+           {"every", OptionKind::Int, 2, 0, 1000, {}, "share: fixed, two members: every how many proposals `second` takes (0, either share: the first member alone)"},
            {"initial_samples", OptionKind::Int, 0, 0, 100000, {},
-            "random configurations measured first, for both members (0: each member's own default)"},
+            "random configurations measured first, for all members (0: each member's own default)"},
            {"share", OptionKind::Choice, "adaptive", 0, 0, {"fixed", "adaptive"},
             "fixed: `every` sets the turns; adaptive: each member's share follows how often its proposals improved "
-            "on the best so far (between a quarter and three quarters; `every` 0 still means never)"}},
+            "on the best so far (at least half of an equal share; `every` 0 still means the first alone)"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<Portfolio>(ctx); }};
 }
 

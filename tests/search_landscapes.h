@@ -126,4 +126,24 @@ inline double needle(const SearchSpace& space, const Config& c) {
          0.1 * ro;
 }
 
+// A deceptive switch like the A100 convolution's (read_only pays only with
+// shared memory): 1,024 points; with s = 0 every configuration is fair (2.0
+// to 3.5), with s = 1 half are slow (6.0 and up, r = 0) and half hold a
+// bowl whose best is 1.0 at (a, b, t) = (5, 2, 2). On average s = 1 is
+// slower; what the best results share is s = 1 with r = 1.
+inline SearchSpace switch_space() {
+  return SearchSpace({int_param("a", range(8)), int_param("b", range(8)), int_param("t", range(4)),
+                      int_param("s", range(2)), int_param("r", range(2))},
+                     {});
+}
+
+inline double deceptive_switch(const SearchSpace& space, const Config& c) {
+  const std::vector<Value> v = space.values(c);
+  const double a = v[0].as_float(), b = v[1].as_float(), t = v[2].as_float(), sw = v[3].as_float(),
+               r = v[4].as_float();
+  if (sw == 0) return 2.0 + 0.1 * std::abs(a - 3) + 0.1 * std::abs(b - 4) + 0.2 * std::abs(t - 1) + 0.1 * r;
+  if (r == 1) return 1.0 + 0.1 * std::abs(a - 5) + 0.1 * std::abs(b - 2) + 0.1 * std::abs(t - 2);
+  return 6.0 + 0.1 * std::abs(a - b) + 0.2 * t;
+}
+
 }  // namespace ktune::testing_landscapes

@@ -90,7 +90,7 @@ void register_all() {
         ->Arg(200)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
-  for (const char* name : {"bayes_opt", "model_rank", "vnd"})
+  for (const char* name : {"bayes_opt", "model_rank", "vnd", "tpe"})
     benchmark::RegisterBenchmark((std::string("ProposalAfter/") + name).c_str(), BM_ProposalAfter, name, false, 1)
         ->Arg(100)
         ->Arg(500)
@@ -105,11 +105,13 @@ void register_all() {
         ->Iterations(20);
   // A GPU run's batch: 8 configurations per proposal, each ranked by a refit
   // model (the kriging believer), so the time per configuration is what counts.
-  benchmark::RegisterBenchmark("ProposalAfter/model_rank+features,batch8", BM_ProposalAfter, "model_rank", true, 8)
-      ->Arg(100)
-      ->Arg(500)
-      ->Unit(benchmark::kMillisecond)
-      ->Iterations(20);
+  for (const char* name : {"model_rank", "tpe"})
+    benchmark::RegisterBenchmark((std::string("ProposalAfter/") + name + "+features,batch8").c_str(), BM_ProposalAfter,
+                                 name, true, 8)
+        ->Arg(100)
+        ->Arg(500)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(20);
 }
 
 }  // namespace

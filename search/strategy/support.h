@@ -65,6 +65,7 @@ StrategyDef bayes_opt_def();
 StrategyDef model_rank_def();
 StrategyDef portfolio_def();
 StrategyDef vnd_def();
+StrategyDef tpe_def();
 
 // Typed reads of options that make_strategy() has validated and defaulted.
 int64_t opt_int(const StrategyContext& ctx, std::string_view name);
@@ -116,6 +117,18 @@ class StrategyBase : public Strategy {
   std::vector<Config> sample_unknown(size_t n);
   // Valid neighbours not known yet, shuffled.
   std::vector<Config> unknown_neighbours(const Config& c, NeighbourKind kind);
+  // Compile features (StrategyContext::features), asked for once per
+  // configuration: learn_features() asks for those of `configs` not asked
+  // for before, in one batch (on a GPU host, one parallel compile);
+  // features() is what was learnt of one (asking for it alone if need be).
+  void learn_features(std::span<const Config> configs);
+  const StaticFeatures& features(const Config& c);
+  bool features_known(const Config& c) const { return features_.count(c) > 0; }
+  // With a prior (StrategyContext::prior: the same kernel measured
+  // elsewhere), a first design from its best tenth, at least `n`
+  // configurations of it: its best first, the rest in random order. Empty
+  // without a prior.
+  std::vector<Config> prior_design(size_t n);
   // Appends the unknown Hamming neighbours of the `k` best successful
   // configurations (where the optimum most likely is) that are not in `pool` yet.
   void add_neighbours_of_best(std::vector<Config>& pool, size_t k);
@@ -134,6 +147,7 @@ class StrategyBase : public Strategy {
   std::optional<Config> best_;
   double best_score_ = kFailed;
   size_t successes_ = 0;
+  std::unordered_map<Config, StaticFeatures, ConfigHash> features_;
 };
 
 // Value-index coordinates and snapping to valid configurations.

@@ -259,27 +259,14 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
   // time, so that the compiles run in parallel. Without features nothing is.
   bool condemned(const Config& c) {
     if (!context().features) return false;
-    if (!features_.count(c)) {
+    if (!features_known(c)) {
       std::vector<Config> ask{c};
       for (auto it = frontier_.rbegin(); it != frontier_.rend() && ask.size() < kFeatureChunk; ++it)
-        if (!known(*it) && !features_.count(*it)) ask.push_back(*it);
+        if (!known(*it) && !features_known(*it)) ask.push_back(*it);
       learn_features(ask);
     }
-    const StaticFeatures& f = features_.at(c);
+    const StaticFeatures& f = features(c);
     return !f.compiled || f.spill_bytes > 0;
-  }
-
-  // Asks for the features of those of `configs` not asked for before, in one batch.
-  void learn_features(std::vector<Config> configs) {
-    std::erase_if(configs, [&](const Config& c) { return features_.count(c) > 0; });
-    std::sort(configs.begin(), configs.end());
-    configs.erase(std::unique(configs.begin(), configs.end()), configs.end());
-    if (configs.empty()) return;
-    const std::vector<StaticFeatures> got = context().features(configs);
-    if (got.size() != configs.size())
-      throw Error::failed("vnd: the feature source answered " + std::to_string(got.size()) + " of " +
-                          std::to_string(configs.size()) + " configurations");
-    for (size_t i = 0; i < configs.size(); ++i) features_.emplace(std::move(configs[i]), got[i]);
   }
 
   std::optional<Config> restart_point() {
@@ -306,7 +293,7 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
     learn_features(drawn);
     std::vector<Config> clean;
     for (const Config& c : drawn) {
-      const StaticFeatures& f = features_.at(c);
+      const StaticFeatures& f = features(c);
       if (f.compiled && f.spill_bytes == 0 && clean.size() < n) clean.push_back(c);
     }
     if (clean.empty()) drawn.resize(std::min(n, drawn.size()));
@@ -332,7 +319,6 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
   size_t level_ = 0;
   std::vector<Config> frontier_, batch_;
   static constexpr size_t kFeatureChunk = 16;  // one round of a 16-process compile pool
-  std::unordered_map<Config, StaticFeatures, ConfigHash> features_;
 };
 
 }  // namespace

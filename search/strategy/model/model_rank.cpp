@@ -43,7 +43,7 @@ class ModelRank final : public StrategyBase {
     // evaluations at 0.83 of the optimum, random search's at 0.95).
     initial_ = std::min<size_t>(initial_, std::max<uint64_t>(2, valid_count() / 15));
     initial_ = std::max<size_t>(initial_, 1);
-    prior_design_ = prior_design(ctx.prior);
+    prior_design_ = prior_design(initial_);
   }
 
  private:
@@ -87,7 +87,7 @@ class ModelRank final : public StrategyBase {
       const std::span<const Config> part(ordered.data() + i, std::min(chunk, ordered.size() - i));
       learn_features(part);
       for (const Config& c : part) {
-        const StaticFeatures& f = features_.at(c);
+        const StaticFeatures& f = features(c);
         if (!f.compiled) continue;
         if (f.spill_bytes == 0) clean.push_back(c);
         compiled.push_back(c);
@@ -164,53 +164,8 @@ class ModelRank final : public StrategyBase {
     return pool;
   }
 
-  // With a prior (the same kernel measured elsewhere), the design comes from
-  // its best tenth, at least initial_ configurations of it: its best first,
-  // the rest in random order. Configurations that rank well on one GPU mostly
-  // rank well on another; on the recorded H100/H200 pairs such a design beat
-  // a random one after 10 evaluations on all 22 (docs/benchmarks.md), where
-  // the prior's single best alone did not (on reduce_sum the H100's best five
-  // reach 0.87-0.96 of the H200's optimum). Empty without a prior.
-  std::vector<Config> prior_design(const std::vector<Observation>& prior) {
-    std::vector<std::pair<double, Config>> ok;
-    for (const Observation& o : prior)
-      if (o.score && space().is_valid(o.config)) ok.emplace_back(*o.score, o.config);
-    std::stable_sort(ok.begin(), ok.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    ConfigSet seen;  // a configuration listed twice keeps its better score
-    std::erase_if(ok, [&](const auto& e) { return !seen.insert(e.second).second; });
-    if (ok.empty()) return {};
-    const size_t top = std::min(ok.size(), std::max(initial_, (ok.size() + 9) / 10));
-    std::vector<Config> rest;
-    for (size_t i = 1; i < top; ++i) rest.push_back(ok[i].second);
-    shuffle(rest, rng());
-    std::vector<Config> design{ok[0].second};
-    design.insert(design.end(), rest.begin(), rest.end());
-    return design;
-  }
-
   // Drops what the compile already condemns; keeps the pool when that is everything.
   std::vector<Config> screen(std::vector<Config> pool) { return screened_in_order(pool, pool.size(), pool.size()); }
-
-  // Asks for the features of the configurations not asked for before, in one
-  // batch (on a GPU host, one parallel compile).
-  void learn_features(std::span<const Config> configs) {
-    std::vector<Config> ask;
-    for (const Config& c : configs)
-      if (!features_.count(c)) ask.push_back(c);
-    std::sort(ask.begin(), ask.end());
-    ask.erase(std::unique(ask.begin(), ask.end()), ask.end());
-    if (ask.empty()) return;
-    std::vector<StaticFeatures> got = context().features(ask);
-    if (got.size() != ask.size()) throw Error::failed("model_rank: the feature source answered " +
-                                                      std::to_string(got.size()) + " of " +
-                                                      std::to_string(ask.size()) + " configurations");
-    for (size_t i = 0; i < ask.size(); ++i) features_.emplace(std::move(ask[i]), got[i]);
-  }
-
-  const StaticFeatures& features(const Config& c) {
-    if (!features_.count(c)) learn_features(std::span<const Config>(&c, 1));
-    return features_.at(c);
-  }
 
   static constexpr size_t kFeatureDims = 4;
   // The short list gets `shortlist` candidates per configuration proposed,
@@ -233,7 +188,6 @@ class ModelRank final : public StrategyBase {
   size_t initial_, pool_, cap_, shortlist_;
   double kappa_;
   bool avoid_spills_, use_features_;
-  std::unordered_map<Config, StaticFeatures, ConfigHash> features_;
   std::vector<Config> reserve_;
   std::vector<Config> prior_design_;  // what is left of it
 };

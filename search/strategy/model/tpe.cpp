@@ -1,0 +1,201 @@
+// tpe: a tree-structured Parzen estimator (Bergstra et al. 2011) on value
+// indices.
+//
+// The results heard are split into the good ones (the best `gamma` of the
+// successes, at least one, at most 25) and the rest (failures included). Each
+// parameter gets two distributions over its values: l from the good results,
+// g from the rest, each a kernel density over value indices (numeric values
+// are ordered, so a value near a good one is likely good too; strings and
+// booleans are categories) plus `prior_weight` of a uniform draw. Candidates
+// are drawn from l, parameter by parameter (half of them from scratch, half
+// as a good result with some of its parameters redrawn, which stays valid
+// where constraints leave few combinations), and the batch is the candidates
+// with the highest l/g. Unlike a GP on the whole space it models only what
+// separates the best from the rest: a parameter whose good value is rare in
+// the bulk (a slow-on-average switch that every fast configuration sets) is
+// found as soon as a few good results share it. The first configurations are
+// random, or with a prior (the kernel measured on another GPU) drawn from the
+// prior's best tenth, its best first, as model_rank's; with compile features
+// the ones the compiler condemns (no compile, spills) are passed over.
+#include <algorithm>
+#include <cmath>
+
+#include "search/strategy/support.h"
+
+namespace ktune::strategy_detail {
+namespace {
+
+class ParzenEstimator final : public StrategyBase {
+ public:
+  explicit ParzenEstimator(const StrategyContext& ctx)
+      : StrategyBase(ctx),
+        initial_(static_cast<size_t>(opt_int(ctx, "initial_samples"))),
+        gamma_(opt_float(ctx, "gamma")),
+        candidates_(static_cast<size_t>(opt_int(ctx, "candidates"))),
+        prior_weight_(opt_float(ctx, "prior_weight")) {
+    if (ctx.max_fevals > 0) initial_ = std::min<size_t>(initial_, std::max<uint64_t>(2, ctx.max_fevals / 8));
+    initial_ = std::max<size_t>(std::min<size_t>(initial_, std::max<uint64_t>(2, valid_count() / 15)), 1);
+    for (const Parameter& p : ctx.space->parameters()) {
+      sizes_.push_back(p.values.size());
+      ordered_.push_back(p.type == ValueType::Int || p.type == ValueType::Float);
+    }
+    prior_design_ = prior_design(initial_);
+  }
+
+ private:
+  using Density = std::vector<std::vector<double>>;  // per parameter, per value index
+
+  std::vector<Config> next_wave(size_t max_batch) override {
+    if (num_results() < initial_ || num_successes() == 0) {  // the design: the prior's picks, then random ones
+      const size_t want = num_results() < initial_ ? std::min(max_batch, initial_ - num_results()) : max_batch;
+      std::erase_if(prior_design_, [&](const Config& c) { return known(c); });
+      std::vector<Config> design = prior_design_;
+      const size_t random = std::max<size_t>(want, context().features ? kFeatureChunk : 0);
+      if (design.size() < random) {
+        std::vector<Config> more = sample_unknown(random);
+        design.insert(design.end(), more.begin(), more.end());
+      }
+      return screened(std::move(design), want);
+    }
+    std::vector<std::pair<double, Config>> ranked;  // (score, config)
+    for (const auto& [c, s] : history()) ranked.emplace_back(s, c);
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    const size_t n_good = std::clamp<size_t>(static_cast<size_t>(std::ceil(gamma_ * double(num_successes()))), 1,
+                                             std::min<size_t>(25, num_successes()));
+    std::vector<const Config*> good, bad;
+    for (size_t i = 0; i < ranked.size(); ++i) (i < n_good ? good : bad).push_back(&ranked[i].second);
+    const Density l = density(good), g = density(bad);
+
+    ConfigSet seen;
+    std::vector<std::pair<double, Config>> scored;
+    const size_t tries = candidates_ * 8;
+    for (size_t t = 0; t < tries && scored.size() < candidates_; ++t) {
+      Config c = t % 2 == 0 ? draw(l) : redraw(*good[below(rng(), good.size())], l);
+      if (known(c) || !space().is_valid(c) || !seen.insert(c).second) continue;
+      const double r = ratio(l, g, c);
+      scored.emplace_back(r, std::move(c));
+    }
+    if (scored.empty()) return sample_unknown(max_batch);
+    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<Config> order;
+    for (auto& [r, c] : scored) order.push_back(std::move(c));
+    if (max_batch == 1) return screened(std::move(order), 1);
+    // A batch (a GPU run proposes 8): from a short list of the first, each
+    // pick counted among the rest before the next (a constant liar), so that
+    // the batch spreads instead of being 8 variations of one mode.
+    std::vector<Config> shortlist = screened(std::move(order), 2 * max_batch), wave;
+    wave.reserve(shortlist.size());  // `bad` points into it
+    while (wave.size() < max_batch && !shortlist.empty()) {
+      const Density g_now = wave.empty() ? g : density(bad);
+      size_t pick = 0;
+      for (size_t i = 1; i < shortlist.size(); ++i)
+        if (ratio(l, g_now, shortlist[i]) > ratio(l, g_now, shortlist[pick])) pick = i;
+      wave.push_back(std::move(shortlist[pick]));
+      shortlist.erase(shortlist.begin() + static_cast<std::ptrdiff_t>(pick));
+      bad.push_back(&wave.back());
+    }
+    return wave;
+  }
+
+  static double ratio(const Density& l, const Density& g, const Config& c) {
+    double r = 0;
+    for (size_t d = 0; d < c.size(); ++d) r += std::log(l[d][c[d]]) - std::log(g[d][c[d]]);
+    return r;
+  }
+
+  // The first `n` of `ordered` that the compile does not condemn (with
+  // compile features: no failure to compile, no spills), their features
+  // learnt a chunk at a time; the first `n` when all are condemned.
+  std::vector<Config> screened(std::vector<Config> ordered, size_t n) {
+    if (!context().features) {
+      if (ordered.size() > n) ordered.resize(n);
+      return ordered;
+    }
+    std::vector<Config> clean;
+    for (size_t i = 0; i < ordered.size() && clean.size() < n; i += kFeatureChunk) {
+      const size_t end = std::min(ordered.size(), i + kFeatureChunk);
+      learn_features(std::span<const Config>(ordered.data() + i, end - i));
+      for (size_t k = i; k < end && clean.size() < n; ++k) {
+        const StaticFeatures& f = features(ordered[k]);
+        if (f.compiled && f.spill_bytes == 0) clean.push_back(ordered[k]);
+      }
+    }
+    if (clean.empty() && ordered.size() > n) ordered.resize(n);
+    return clean.empty() ? ordered : clean;
+  }
+
+  // Kernel density over each parameter's value indices of `configs`, with
+  // prior_weight of the uniform distribution mixed in. Ordered parameters
+  // spread each point over neighbouring indices (a Gaussian of a width that
+  // shrinks as points accumulate); categories do not.
+  Density density(const std::vector<const Config*>& configs) const {
+    Density out(sizes_.size());
+    const double n = static_cast<double>(configs.size());
+    for (size_t d = 0; d < sizes_.size(); ++d) {
+      const size_t k = sizes_[d];
+      std::vector<double>& p = out[d];
+      p.assign(k, prior_weight_ / double(k));
+      const double width = ordered_[d] && k > 2 ? std::max(0.5, double(k) / (2.0 + n)) : 0.0;
+      for (const Config* c : configs) {
+        const size_t at = (*c)[d];
+        if (width == 0) {
+          p[at] += 1;
+          continue;
+        }
+        double total = 0;
+        std::vector<double> w(k);
+        for (size_t j = 0; j < k; ++j) total += w[j] = std::exp(-0.5 * std::pow((double(j) - double(at)) / width, 2));
+        for (size_t j = 0; j < k; ++j) p[j] += w[j] / total;
+      }
+      const double sum = prior_weight_ + n;
+      for (double& x : p) x /= sum;
+    }
+    return out;
+  }
+
+  uint32_t pick(const std::vector<double>& p) {
+    double u = unit(rng());
+    for (size_t j = 0; j < p.size(); ++j)
+      if ((u -= p[j]) < 0) return static_cast<uint32_t>(j);
+    return static_cast<uint32_t>(p.size() - 1);
+  }
+
+  Config draw(const Density& l) {
+    Config c(sizes_.size());
+    for (size_t d = 0; d < c.size(); ++d) c[d] = pick(l[d]);
+    return c;
+  }
+
+  // A good configuration with each parameter redrawn from l with probability
+  // 2/dims (about two of them): valid more often than a draw from scratch.
+  Config redraw(Config c, const Density& l) {
+    const double p = std::min(1.0, 2.0 / double(c.size()));
+    for (size_t d = 0; d < c.size(); ++d)
+      if (unit(rng()) < p) c[d] = pick(l[d]);
+    return c;
+  }
+
+  static constexpr size_t kFeatureChunk = 16;  // one round of a 16-process compile pool
+  size_t initial_;
+  double gamma_;
+  size_t candidates_;
+  double prior_weight_;
+  std::vector<size_t> sizes_;
+  std::vector<bool> ordered_;
+  std::vector<Config> prior_design_;  // what is left of it
+};
+
+}  // namespace
+
+StrategyDef tpe_def() {
+  return {"tpe",
+          "tree-structured Parzen estimator: the candidates most likely among the best results rather than the rest",
+          {{"initial_samples", OptionKind::Int, 10, 1, 100000, {},
+            "random configurations measured first (at most max_fevals/8 and 1/15 of the space)"},
+           {"gamma", OptionKind::Float, 0.15, 0.01, 0.5, {}, "share of the successes that counts as good (1 to 25 of them)"},
+           {"candidates", OptionKind::Int, 64, 1, 100000, {}, "candidates drawn from the good density per proposal"},
+           {"prior_weight", OptionKind::Float, 1.0, 0.0, 1000, {}, "weight of a uniform draw mixed into each density"}},
+          [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<ParzenEstimator>(ctx); }};
+}
+
+}  // namespace ktune::strategy_detail
