@@ -194,7 +194,7 @@ StrategyDef tpe_def() {
             "random configurations measured first (at most max_fevals/8 and 1/15 of the space)"},
            {"gamma", OptionKind::Float, 0.15, 0.01, 0.5, {}, "share of the successes that counts as good (1 to 25 of them)"},
            {"candidates", OptionKind::Int, 64, 1, 100000, {}, "candidates drawn from the good density per proposal"},
-           {"prior_weight", OptionKind::Float, 1.0, 0.0, 1000, {}, "weight of a uniform draw mixed into each density"}},
+           {"prior_weight", OptionKind::Float, 1.0, 0.01, 1000, {}, "weight of a uniform draw mixed into each density (more: more exploration)"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<ParzenEstimator>(ctx); }};
 }
 
