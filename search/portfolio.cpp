@@ -12,6 +12,7 @@
 // shared `initial_samples`. With the defaults it is ktune's default strategy
 // (search/registry.cpp).
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <unordered_map>
 
@@ -20,15 +21,37 @@
 namespace ktune::strategy_detail {
 namespace {
 
+using FeatureCache = std::unordered_map<Config, StaticFeatures, ConfigHash>;
+
 class Portfolio final : public Strategy {
  public:
   explicit Portfolio(const StrategyContext& ctx)
       : every_(static_cast<size_t>(opt_int(ctx, "every"))), adaptive_(opt_choice(ctx, "share") == "adaptive") {
     std::vector<std::string> names = {opt_choice(ctx, "first"), opt_choice(ctx, "second")};
     if (const std::string& third = opt_choice(ctx, "third"); third != "none") names.push_back(third);
+    // The members share what the compile said of a configuration: on a GPU
+    // host each answer is a round trip to the compile workers.
+    FeatureSource features;
+    if (ctx.features) features = [source = ctx.features, known = std::make_shared<FeatureCache>()](std::span<const Config> cs) {
+      std::vector<Config> ask;
+      for (const Config& c : cs)
+        if (!known->count(c)) ask.push_back(c);
+      if (!ask.empty()) {
+        std::vector<StaticFeatures> got = source(ask);
+        if (got.size() != ask.size()) return got;  // the asking member says what is wrong
+        for (size_t i = 0; i < ask.size(); ++i) known->emplace(ask[i], got[i]);
+      }
+      std::vector<StaticFeatures> out;
+      for (const Config& c : cs) {
+        auto it = known->find(c);
+        out.push_back(it == known->end() ? StaticFeatures{} : it->second);
+      }
+      return out;
+    };
     uint64_t seed = ctx.seed;
     for (const std::string& name : names) {
       StrategyContext m = ctx;
+      m.features = features;
       m.options.clear();
       m.seed = seed;
       seed = seed * 0x9E3779B97F4A7C15ULL + 1;

@@ -347,13 +347,19 @@ TEST(Vnd, PatienceGivesUpAWideNeighbourhood) {
 
 // --- bayes_opt on degenerate spaces -----------------------------------------
 
+// The model-based strategies (and the default, which holds two of them) on
+// the degenerate spaces a model must survive.
+constexpr const char* kModelBased[] = {"bayes_opt", "tpe", "portfolio"};
+
 TEST(BayesOpt, OnePointSpace) {
   const SearchSpace space({int_param("x", {7})}, {});
   ExhaustiveTable table{{Config{0}, {3.0, 1.0}}};
-  Outcome o = run("bayes_opt", space, table, Budget{10, 0}, 1);
-  EXPECT_EQ(o.result.fevals, 1u);
-  EXPECT_EQ(o.result.stop, StopReason::SpaceExhausted);
-  EXPECT_EQ(*o.result.best_score, 3.0);
+  for (const char* name : kModelBased) {
+    Outcome o = run(name, space, table, Budget{10, 0}, 1);
+    EXPECT_EQ(o.result.fevals, 1u) << name;
+    EXPECT_EQ(o.result.stop, StopReason::SpaceExhausted) << name;
+    EXPECT_EQ(*o.result.best_score, 3.0) << name;
+  }
 }
 
 TEST(BayesOpt, TwoValuedParametersAndBudgetLargerThanTheSpace) {
@@ -361,21 +367,24 @@ TEST(BayesOpt, TwoValuedParametersAndBudgetLargerThanTheSpace) {
   const SearchSpace space({int_param("x", {1, 2}), str_param("m", {"u", "v"}), flag}, {});
   ExhaustiveTable table;
   for (uint64_t i = 0; i < space.count_valid(); ++i) table[space.at(i)] = {10.0 - double(i), 1.0};
-  for (size_t batch : {1, 3}) {
-    Outcome o = run("bayes_opt", space, table, Budget{50, 0}, 2, batch);
-    EXPECT_EQ(o.result.stop, StopReason::SpaceExhausted);
-    EXPECT_EQ(o.result.fevals, 8u);
-    EXPECT_EQ(*o.result.best_score, 3.0);
-  }
+  for (const char* name : kModelBased)
+    for (size_t batch : {1, 3}) {
+      Outcome o = run(name, space, table, Budget{50, 0}, 2, batch);
+      EXPECT_EQ(o.result.stop, StopReason::SpaceExhausted) << name;
+      EXPECT_EQ(o.result.fevals, 8u) << name;
+      EXPECT_EQ(*o.result.best_score, 3.0) << name;
+    }
 }
 
 TEST(BayesOpt, AllObservationsFailed) {
   const SearchSpace space = bowl_space();
   ExhaustiveTable table = table_of(space, bowl);
   for (auto& [c, e] : table) e.objective.reset();
-  Outcome o = run("bayes_opt", space, table, Budget{40, 0}, 1, 2);
-  EXPECT_EQ(o.result.fevals, 40u);
-  EXPECT_FALSE(o.result.best_score);
+  for (const char* name : kModelBased) {
+    Outcome o = run(name, space, table, Budget{40, 0}, 1, 2);
+    EXPECT_EQ(o.result.fevals, 40u) << name;
+    EXPECT_FALSE(o.result.best_score) << name;
+  }
 }
 
 TEST(BayesOpt, OnlyOneSuccessAmongFailures) {
@@ -383,9 +392,11 @@ TEST(BayesOpt, OnlyOneSuccessAmongFailures) {
   ExhaustiveTable table;
   for (uint64_t i = 0; i < space.count_valid(); ++i)
     table[space.at(i)] = {i == 61 ? std::optional<double>(2.0) : std::nullopt, 1.0};
-  Outcome o = run("bayes_opt", space, table, Budget{space.count_valid(), 0}, 4);
-  EXPECT_EQ(*o.result.best_score, 2.0);
-  EXPECT_EQ(o.result.stop, StopReason::SpaceExhausted);
+  for (const char* name : kModelBased) {
+    Outcome o = run(name, space, table, Budget{space.count_valid(), 0}, 4);
+    EXPECT_EQ(*o.result.best_score, 2.0) << name;
+    EXPECT_EQ(o.result.stop, StopReason::SpaceExhausted) << name;
+  }
 }
 
 // The model's targets: log run times, and on a flat landscape from
@@ -434,7 +445,8 @@ TEST(TrainingSet, LogTimesThenNormalScoresOnFlatLandscapes) {
 TEST(BayesOpt, TinyBudgets) {
   const SearchSpace space = bowl_space();
   const ExhaustiveTable table = table_of(space, bowl);
-  for (uint64_t b : {1, 2, 3, 5}) EXPECT_EQ(run("bayes_opt", space, table, Budget{b, 0}, 1).result.fevals, b);
+  for (const char* name : kModelBased)
+    for (uint64_t b : {1, 2, 3, 5}) EXPECT_EQ(run(name, space, table, Budget{b, 0}, 1).result.fevals, b) << name;
 }
 
 // --- model_rank with static features ----------------------------------------
@@ -470,6 +482,50 @@ TEST(ModelRank, NeverSpendsBudgetOnWhatFailsToCompileOrSpills) {
   // from, not for every candidate of every step (the 468-point space).
   EXPECT_GT(asked.size(), static_cast<size_t>(calls) * 2);
   EXPECT_LT(asked.size(), 3u * 150);
+}
+
+// tpe and the default (all of whose members screen) pass over what the
+// compile condemns too, and ask for each configuration's features once.
+TEST(Tpe, NeverSpendsBudgetOnWhatFailsToCompileOrSpills) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl);
+  for (const char* name : {"tpe", "portfolio"})
+    for (size_t batch : {1, 8}) {
+      std::set<Config> asked;
+      auto features = [&](std::span<const Config> cs) {
+        std::vector<StaticFeatures> out;
+        for (const Config& c : cs) {
+          EXPECT_TRUE(asked.insert(c).second) << name << ": features asked twice for one configuration";
+          StaticFeatures& f = out.emplace_back();
+          f.compiled = c[0] != 6;              // a = 6 fails to compile
+          f.spill_bytes = c[2] == 3 ? 64 : 0;  // c = 8 spills
+        }
+        return out;
+      };
+      Outcome o = run(name, space, table, Budget{150, 0}, 1, batch, features);
+      EXPECT_EQ(o.result.fevals, 150u) << name;
+      for (const Config& c : o.evaluated) {
+        EXPECT_NE(c[0], 6u) << name << " batch " << batch;
+        EXPECT_NE(c[2], 3u) << name << " batch " << batch;
+      }
+      EXPECT_EQ(*o.result.best_score, 1.0) << name << " batch " << batch;
+    }
+}
+
+// A batch spreads: with the picks counted among the rest, the 8 of a batch
+// are not all one mode's neighbours.
+TEST(Tpe, ABatchIsNotEightCopiesOfOneMode) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl);
+  Outcome o = run("tpe", space, table, Budget{40, 0}, 3, 8);
+  ASSERT_EQ(o.evaluated.size(), 40u);
+  // After the design (10), batches of 8: each batch holds several values of
+  // the first parameter, not one.
+  for (size_t start = 16; start + 8 <= 40; start += 8) {
+    std::set<uint32_t> firsts;
+    for (size_t i = start; i < start + 8; ++i) firsts.insert(o.evaluated[i][0]);
+    EXPECT_GE(firsts.size(), 2u) << "batch at " << start;
+  }
 }
 
 TEST(ModelRank, ABatchLargerThanTheDesignHoldsOnlyTheDesign) {
