@@ -75,6 +75,8 @@ const std::string& opt_choice(const StrategyContext& ctx, std::string_view name)
 NeighbourKind opt_neighbour(const StrategyContext& ctx, std::string_view name);
 
 constexpr double kFailed = std::numeric_limits<double>::infinity();
+// Compile features asked for at a time: one round of a 16-process compile pool.
+constexpr size_t kFeatureChunk = 16;
 
 // A result's score for ranking: kFailed when it failed or is not finite.
 inline double ranking_score(const Observation& o) {

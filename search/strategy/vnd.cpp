@@ -318,7 +318,6 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
   bool pattern_pushed_ = false;  // the frontier's last entry is a pattern move
   size_t level_ = 0;
   std::vector<Config> frontier_, batch_;
-  static constexpr size_t kFeatureChunk = 16;  // one round of a 16-process compile pool
 };
 
 }  // namespace

@@ -175,7 +175,6 @@ class ParzenEstimator final : public StrategyBase {
     return c;
   }
 
-  static constexpr size_t kFeatureChunk = 16;  // one round of a 16-process compile pool
   size_t initial_;
   double gamma_;
   size_t candidates_;
