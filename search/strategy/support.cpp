@@ -149,6 +149,21 @@ const StaticFeatures& StrategyBase::features(const Config& c) {
   return features_.at(c);
 }
 
+std::vector<Config> StrategyBase::screened(std::vector<Config> ordered, size_t n) {
+  std::vector<Config> clean;
+  for (size_t i = 0; ctx_.features && i < ordered.size() && clean.size() < n; i += kFeatureChunk) {
+    const size_t end = std::min(ordered.size(), i + kFeatureChunk);
+    learn_features(std::span<const Config>(ordered.data() + i, end - i));
+    for (size_t k = i; k < end && clean.size() < n; ++k) {
+      const StaticFeatures& f = features(ordered[k]);
+      if (f.compiled && f.spill_bytes == 0) clean.push_back(ordered[k]);
+    }
+  }
+  if (!clean.empty()) return clean;
+  if (ordered.size() > n) ordered.resize(n);
+  return ordered;
+}
+
 // Configurations that rank well on one GPU mostly rank well on another; on
 // the recorded H100/H200 pairs such a design beat a random one after 10
 // evaluations on all 22 (docs/benchmarks.md), where the prior's single best

@@ -126,6 +126,10 @@ class StrategyBase : public Strategy {
   void learn_features(std::span<const Config> configs);
   const StaticFeatures& features(const Config& c);
   bool features_known(const Config& c) const { return features_.count(c) > 0; }
+  // The first `n` of `ordered` that the compile does not condemn (no failure
+  // to compile, no spills), their features learnt a chunk at a time; the
+  // first `n` without features or when every one is condemned.
+  std::vector<Config> screened(std::vector<Config> ordered, size_t n);
   // With a prior (StrategyContext::prior: the same kernel measured
   // elsewhere), a first design from its best tenth, at least `n`
   // configurations of it: its best first, the rest in random order. Empty

@@ -288,16 +288,7 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
   // that the compiler does not condemn (the draw itself when none passes).
   std::vector<Config> screened_sample(size_t n) {
     if (!context().features) return sample_unknown(n);
-    std::vector<Config> drawn = sample_unknown(std::max(n, kFeatureChunk));
-    if (drawn.empty()) return drawn;
-    learn_features(drawn);
-    std::vector<Config> clean;
-    for (const Config& c : drawn) {
-      const StaticFeatures& f = features(c);
-      if (f.compiled && f.spill_bytes == 0 && clean.size() < n) clean.push_back(c);
-    }
-    if (clean.empty()) drawn.resize(std::min(n, drawn.size()));
-    return clean.empty() ? drawn : clean;
+    return screened(sample_unknown(std::max(n, kFeatureChunk)), n);
   }
 
   size_t initial_;

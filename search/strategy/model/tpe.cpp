@@ -103,27 +103,6 @@ class ParzenEstimator final : public StrategyBase {
     return r;
   }
 
-  // The first `n` of `ordered` that the compile does not condemn (with
-  // compile features: no failure to compile, no spills), their features
-  // learnt a chunk at a time; the first `n` when all are condemned.
-  std::vector<Config> screened(std::vector<Config> ordered, size_t n) {
-    if (!context().features) {
-      if (ordered.size() > n) ordered.resize(n);
-      return ordered;
-    }
-    std::vector<Config> clean;
-    for (size_t i = 0; i < ordered.size() && clean.size() < n; i += kFeatureChunk) {
-      const size_t end = std::min(ordered.size(), i + kFeatureChunk);
-      learn_features(std::span<const Config>(ordered.data() + i, end - i));
-      for (size_t k = i; k < end && clean.size() < n; ++k) {
-        const StaticFeatures& f = features(ordered[k]);
-        if (f.compiled && f.spill_bytes == 0) clean.push_back(ordered[k]);
-      }
-    }
-    if (clean.empty() && ordered.size() > n) ordered.resize(n);
-    return clean.empty() ? ordered : clean;
-  }
-
   // Kernel density over each parameter's value indices of `configs`, with
   // prior_weight of the uniform distribution mixed in. Ordered parameters
   // spread each point over neighbouring indices (a Gaussian of a width that
