@@ -42,10 +42,7 @@ class Portfolio final : public Strategy {
         for (size_t i = 0; i < ask.size(); ++i) known->emplace(ask[i], got[i]);
       }
       std::vector<StaticFeatures> out;
-      for (const Config& c : cs) {
-        auto it = known->find(c);
-        out.push_back(it == known->end() ? StaticFeatures{} : it->second);
-      }
+      for (const Config& c : cs) out.push_back(known->at(c));
       return out;
     };
     uint64_t seed = ctx.seed;

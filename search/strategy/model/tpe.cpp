@@ -88,8 +88,9 @@ class ParzenEstimator final : public StrategyBase {
     while (wave.size() < max_batch && !shortlist.empty()) {
       const Density g_now = wave.empty() ? g : density(bad);
       size_t pick = 0;
+      double best = ratio(l, g_now, shortlist[0]);
       for (size_t i = 1; i < shortlist.size(); ++i)
-        if (ratio(l, g_now, shortlist[i]) > ratio(l, g_now, shortlist[pick])) pick = i;
+        if (const double r = ratio(l, g_now, shortlist[i]); r > best) pick = i, best = r;
       wave.push_back(std::move(shortlist[pick]));
       shortlist.erase(shortlist.begin() + static_cast<std::ptrdiff_t>(pick));
       bad.push_back(&wave.back());
