@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -526,6 +527,44 @@ TEST(Tpe, ABatchIsNotEightCopiesOfOneMode) {
     for (size_t i = start; i < start + 8; ++i) firsts.insert(o.evaluated[i][0]);
     EXPECT_GE(firsts.size(), 2u) << "batch at " << start;
   }
+}
+
+// Two good results far apart, (0,0,0,0) and (3,3,3,3), and the 16 slow
+// ones made of the middle values. Per parameter, 0 and 3 are each the good results' values, so
+// a density per parameter rates a mixture such as (0,3,0,3) as high as
+// anything: every one of its values is good. Such a mixture lies near no
+// good result. The joint density (a product kernel around each result,
+// tpe's default) rates a candidate by its nearness to one good result
+// against its nearness to the rest, so it proposes a step from one of them.
+TEST(Tpe, TheJointDensityStepsFromAGoodResultRatherThanMixingTwo) {
+  std::vector<Parameter> params;
+  for (const char* n : {"a", "b", "c", "d"}) params.push_back(int_param(n, range(4)));
+  const SearchSpace space(params, {});
+  auto distance = [](const Config& c, uint32_t centre) {
+    uint32_t d = 0;
+    for (uint32_t v : c) d += v > centre ? v - centre : centre - v;
+    return d;
+  };
+  std::vector<Observation> heard = {{Config{0, 0, 0, 0}, 1.0}, {Config{3, 3, 3, 3}, 1.0}};
+  for (uint64_t i = 0; i < space.count_valid() && heard.size() < 22; ++i) {
+    const Config c = space.at(i);
+    bool middle = true;  // slow results use only the middle values
+    for (uint32_t v : c) middle = middle && (v == 1 || v == 2);
+    if (middle) heard.push_back({c, 3.0});
+  }
+  int near[2] = {0, 0};
+  for (int joint = 0; joint < 2; ++joint)
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+      StrategyContext ctx{&space, seed, {{"joint", Value(joint == 1)}, {"initial_samples", Value(int64_t{1})}, {"gamma", Value(0.09)}}, {}, 100, {}};
+      std::unique_ptr<Strategy> s = make_strategy("tpe", ctx);
+      s->observe(heard);
+      const std::vector<Config> next = s->propose(1);
+      ASSERT_EQ(next.size(), 1u);
+      if (std::min(distance(next[0], 0), distance(next[0], 3)) <= 1) ++near[joint];
+    }
+  std::printf("near: per parameter %d, joint %d\n", near[0], near[1]);
+  EXPECT_EQ(near[1], 10);
+  EXPECT_LE(near[0], 5);
 }
 
 TEST(ModelRank, ABatchLargerThanTheDesignHoldsOnlyTheDesign) {
