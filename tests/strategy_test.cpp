@@ -555,7 +555,9 @@ TEST(Tpe, TheJointDensityStepsFromAGoodResultRatherThanMixingTwo) {
   int near[2] = {0, 0};
   for (int joint = 0; joint < 2; ++joint)
     for (uint64_t seed = 1; seed <= 10; ++seed) {
-      StrategyContext ctx{&space, seed, {{"joint", Value(joint == 1)}, {"initial_samples", Value(int64_t{1})}, {"gamma", Value(0.09)}}, {}, 100, {}};
+      const std::map<std::string, Value, std::less<>> options = {
+          {"joint", Value(joint == 1)}, {"initial_samples", Value(int64_t{1})}, {"gamma", Value(0.09)}};
+      StrategyContext ctx{&space, seed, options, {}, 100, {}};
       std::unique_ptr<Strategy> s = make_strategy("tpe", ctx);
       s->observe(heard);
       const std::vector<Config> next = s->propose(1);

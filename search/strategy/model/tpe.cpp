@@ -74,9 +74,13 @@ class ParzenEstimator final : public StrategyBase {
                                              std::min<size_t>(25, num_successes()));
     std::vector<const Config*> good, bad;
     for (size_t i = 0; i < ranked.size(); ++i) (i < n_good ? good : bad).push_back(&ranked[i].second);
-    const Density l = density(good), g = density(bad);
+    const Density l = density(good);
+    Density g;  // per parameter (joint: false)
     LogKernels lk_good, lk_bad;
-    if (joint_) lk_good = log_kernels(good.size()), lk_bad = log_kernels(bad.size());
+    if (joint_)
+      lk_good = log_kernels(good.size()), lk_bad = log_kernels(bad.size());
+    else
+      g = density(bad);
 
     ConfigSet seen;
     std::vector<std::pair<double, Config>> scored;
@@ -98,10 +102,14 @@ class ParzenEstimator final : public StrategyBase {
     std::vector<Config> shortlist = screened(std::move(order), 2 * max_batch), wave;
     wave.reserve(shortlist.size());  // `bad` points into it
     while (wave.size() < max_batch && !shortlist.empty()) {
-      const Density g_now = joint_ || wave.empty() ? g : density(bad);
-      if (joint_ && !wave.empty()) lk_bad = log_kernels(bad.size());
+      if (!wave.empty()) {  // the last pick is among the rest now
+        if (joint_)
+          lk_bad = log_kernels(bad.size());
+        else
+          g = density(bad);
+      }
       auto value = [&](const Config& c) {
-        return joint_ ? log_joint(good, lk_good, c) - log_joint(bad, lk_bad, c) : ratio(l, g_now, c);
+        return joint_ ? log_joint(good, lk_good, c) - log_joint(bad, lk_bad, c) : ratio(l, g, c);
       };
       size_t pick = 0;
       double best = value(shortlist[0]);
@@ -128,13 +136,16 @@ class ParzenEstimator final : public StrategyBase {
       if (k < 2) continue;
       const double width = ordered_[d] && k > 2 ? std::max(0.5, double(k) / (2.0 + double(n))) : 0.0;
       for (size_t x = 0; x < k; ++x) {
+        double* row = &out[d][x * k];
         if (width == 0) {
-          for (size_t c = 0; c < k; ++c) out[d][x * k + c] = std::log((x == c ? kCategoryMass : 0.0) + (1 - kCategoryMass) / double(k));
+          const double rest = (1 - kCategoryMass) / double(k);
+          for (size_t c = 0; c < k; ++c) row[c] = std::log((x == c ? kCategoryMass : 0.0) + rest);
           continue;
         }
+        auto log_weight = [&](size_t c) { return -0.5 * std::pow((double(c) - double(x)) / width, 2); };
         double total = 0;
-        for (size_t j = 0; j < k; ++j) total += std::exp(-0.5 * std::pow((double(j) - double(x)) / width, 2));
-        for (size_t c = 0; c < k; ++c) out[d][x * k + c] = -0.5 * std::pow((double(c) - double(x)) / width, 2) - std::log(total);
+        for (size_t j = 0; j < k; ++j) total += std::exp(log_weight(j));
+        for (size_t c = 0; c < k; ++c) row[c] = log_weight(c) - std::log(total);
       }
     }
     return out;
@@ -144,8 +155,8 @@ class ParzenEstimator final : public StrategyBase {
   // `configs`, plus prior_weight of the uniform distribution. Unlike the
   // per-parameter densities it tells a candidate near one result in every
   // parameter from one that mixes the values of several.
-  double log_joint(const std::vector<const Config*>& configs, const LogKernels& lk, const Config& c) const {
-    std::vector<double>& terms = terms_;
+  double log_joint(const std::vector<const Config*>& configs, const LogKernels& lk, const Config& c) {
+    std::vector<double>& terms = terms_;  // reused: called per candidate
     terms.clear();
     terms.push_back(std::log(prior_weight_) + log_uniform_);
     for (const Config* x : configs) {
@@ -222,7 +233,7 @@ class ParzenEstimator final : public StrategyBase {
   double prior_weight_;
   bool joint_;
   double log_uniform_ = 0;  // of the whole grid of value indices
-  mutable std::vector<double> terms_;
+  std::vector<double> terms_;  // log_joint's scratch
   static constexpr double kCategoryMass = 0.8;  // of a category's kernel on its own value
   std::vector<size_t> sizes_;
   std::vector<bool> ordered_;
@@ -239,7 +250,9 @@ StrategyDef tpe_def() {
            {"gamma", OptionKind::Float, 0.15, 0.01, 0.5, {}, "share of the successes that counts as good (1 to 25 of them)"},
            {"candidates", OptionKind::Int, 64, 1, 100000, {}, "candidates drawn from the good density per proposal"},
            {"prior_weight", OptionKind::Float, 1.0, 0.01, 1000, {}, "weight of a uniform draw mixed into each density (more: more exploration)"},
-           {"joint", OptionKind::Bool, true, 0, 0, {}, "rank candidates by joint densities (a product kernel around each result: near one good result rather than sharing each value with some) instead of parameter by parameter"}},
+           {"joint", OptionKind::Bool, true, 0, 0, {},
+            "rank candidates by joint densities (a product kernel around each result: near one good result rather "
+            "than sharing each value with some) instead of parameter by parameter"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<ParzenEstimator>(ctx); }};
 }
 
