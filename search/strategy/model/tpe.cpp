@@ -49,7 +49,8 @@ class ParzenEstimator final : public StrategyBase {
       ordered_.push_back(p.type == ValueType::Int || p.type == ValueType::Float);
     }
     prior_design_ = prior_design(initial_);
-    for (size_t k : sizes_) log_uniform_ -= std::log(double(k));
+    log_prior_mass_ = std::log(prior_weight_);
+    for (size_t k : sizes_) log_prior_mass_ -= std::log(double(k));
   }
 
  private:
@@ -82,13 +83,17 @@ class ParzenEstimator final : public StrategyBase {
     else
       g = density(bad);
 
+    // Higher is better; the batch below updates g / lk_bad as picks join the rest.
+    auto value = [&](const Config& c) {
+      return joint_ ? log_joint(good, lk_good, c) - log_joint(bad, lk_bad, c) : ratio(l, g, c);
+    };
     ConfigSet seen;
     std::vector<std::pair<double, Config>> scored;
     const size_t tries = candidates_ * 8;
     for (size_t t = 0; t < tries && scored.size() < candidates_; ++t) {
       Config c = t % 2 == 0 ? draw(l) : redraw(*good[below(rng(), good.size())], l);
       if (known(c) || !space().is_valid(c) || !seen.insert(c).second) continue;
-      const double r = joint_ ? log_joint(good, lk_good, c) - log_joint(bad, lk_bad, c) : ratio(l, g, c);
+      const double r = value(c);
       scored.emplace_back(r, std::move(c));
     }
     if (scored.empty()) return sample_unknown(max_batch);
@@ -108,9 +113,6 @@ class ParzenEstimator final : public StrategyBase {
         else
           g = density(bad);
       }
-      auto value = [&](const Config& c) {
-        return joint_ ? log_joint(good, lk_good, c) - log_joint(bad, lk_bad, c) : ratio(l, g, c);
-      };
       size_t pick = 0;
       double best = value(shortlist[0]);
       for (size_t i = 1; i < shortlist.size(); ++i)
@@ -134,7 +136,7 @@ class ParzenEstimator final : public StrategyBase {
       const size_t k = sizes_[d];
       out[d].assign(k * k, 0.0);
       if (k < 2) continue;
-      const double width = ordered_[d] && k > 2 ? std::max(0.5, double(k) / (2.0 + double(n))) : 0.0;
+      const double width = kernel_width(d, n);
       for (size_t x = 0; x < k; ++x) {
         double* row = &out[d][x * k];
         if (width == 0) {
@@ -158,7 +160,7 @@ class ParzenEstimator final : public StrategyBase {
   double log_joint(const std::vector<const Config*>& configs, const LogKernels& lk, const Config& c) {
     std::vector<double>& terms = terms_;  // reused: called per candidate
     terms.clear();
-    terms.push_back(std::log(prior_weight_) + log_uniform_);
+    terms.push_back(log_prior_mass_);
     for (const Config* x : configs) {
       double lp = 0;
       for (size_t d = 0; d < c.size(); ++d) lp += lk[d][(*x)[d] * sizes_[d] + c[d]];
@@ -176,6 +178,14 @@ class ParzenEstimator final : public StrategyBase {
     return r;
   }
 
+  // The width in value indices of parameter d's Gaussian kernel in a density
+  // over n points (narrower as points accumulate); 0 for a category (a
+  // string, a boolean, two values), which gets no spread.
+  double kernel_width(size_t d, size_t n) const {
+    const size_t k = sizes_[d];
+    return ordered_[d] && k > 2 ? std::max(0.5, double(k) / (2.0 + double(n))) : 0.0;
+  }
+
   // Kernel density over each parameter's value indices of `configs`, with
   // prior_weight of the uniform distribution mixed in. Ordered parameters
   // spread each point over neighbouring indices (a Gaussian of a width that
@@ -187,7 +197,7 @@ class ParzenEstimator final : public StrategyBase {
       const size_t k = sizes_[d];
       std::vector<double>& p = out[d];
       p.assign(k, prior_weight_ / double(k));
-      const double width = ordered_[d] && k > 2 ? std::max(0.5, double(k) / (2.0 + n)) : 0.0;
+      const double width = kernel_width(d, configs.size());
       for (const Config* c : configs) {
         const size_t at = (*c)[d];
         if (width == 0) {
@@ -232,7 +242,7 @@ class ParzenEstimator final : public StrategyBase {
   size_t candidates_;
   double prior_weight_;
   bool joint_;
-  double log_uniform_ = 0;  // of the whole grid of value indices
+  double log_prior_mass_ = 0;  // log of prior_weight x the uniform density on the grid of value indices
   std::vector<double> terms_;  // log_joint's scratch
   static constexpr double kCategoryMass = 0.8;  // of a category's kernel on its own value
   std::vector<size_t> sizes_;
