@@ -12,7 +12,11 @@
 // shared `initial_samples`. With the defaults it is ktune's default strategy
 // (search/registry.cpp).
 #include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <unordered_map>
 
@@ -23,6 +27,120 @@ namespace {
 
 using FeatureCache = std::unordered_map<Config, StaticFeatures, ConfigHash>;
 
+// Compile features asked for by members proposing at the same time, sent as
+// one request. On a GPU host each request is a round of the compile pool that
+// lasts as long as its slowest compile; members asking one after another
+// would make a batch of 8 wait for up to three such rounds (the benchmark
+// hub's convolution: 0.5 to 8 s a compile). While a round is open (run()),
+// each member proposes on its own thread and its requests wait until every
+// member still proposing has asked or finished; the calling thread then sends
+// them together, so the feature source is only ever called from the thread
+// that called propose() (an MPI rank's may talk to the other ranks). Outside
+// a round a request goes straight to the source.
+class FeatureRounds {
+ public:
+  explicit FeatureRounds(FeatureSource source) : source_(std::move(source)) {}
+
+  // The features of `cs`, each configuration asked of the source once per run.
+  std::vector<StaticFeatures> ask(std::span<const Config> cs) {
+    std::unique_lock lock(mutex_);
+    std::vector<Config> missing;
+    for (const Config& c : cs)
+      if (!known_.count(c)) missing.push_back(c);
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    if (!missing.empty() && running_ == 0) {
+      lock.unlock();
+      std::vector<StaticFeatures> got = source_(missing);
+      if (got.size() != missing.size()) return got;  // the asking member says what is wrong
+      lock.lock();
+      for (size_t i = 0; i < missing.size(); ++i) known_.emplace(missing[i], got[i]);
+    } else if (!missing.empty()) {
+      const size_t round = round_;
+      pending_.insert(pending_.end(), missing.begin(), missing.end());
+      ++waiting_;
+      wake_caller_.notify_one();
+      wake_members_.wait(lock, [&] { return round_ != round; });
+      if (failure_) std::rethrow_exception(failure_);
+    }
+    std::vector<StaticFeatures> out;
+    for (const Config& c : cs) out.push_back(known_.at(c));
+    return out;
+  }
+
+  // Runs each of `jobs` on its own thread and serves their requests in
+  // rounds until all have finished; a job's exception is rethrown here.
+  void run(std::vector<std::function<void()>> jobs) {
+    {
+      std::lock_guard lock(mutex_);
+      running_ = jobs.size();
+      failure_ = nullptr;
+    }
+    std::vector<std::future<void>> done;
+    std::exception_ptr unstarted;
+    for (size_t i = 0; i < jobs.size() && !unstarted; ++i) {
+      try {
+        done.push_back(std::async(std::launch::async, [this, job = std::move(jobs[i])] {
+          struct Finish {
+            FeatureRounds* r;
+            ~Finish() {
+              std::lock_guard lock(r->mutex_);
+              --r->running_;
+              r->wake_caller_.notify_one();
+            }
+          } finish{this};
+          job();
+        }));
+      } catch (...) {  // no thread for it or those after it: the started ones still get their rounds
+        unstarted = std::current_exception();
+        std::lock_guard lock(mutex_);
+        running_ -= jobs.size() - i;
+      }
+    }
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_caller_.wait(lock, [&] { return running_ == 0 || waiting_ == running_; });
+      if (running_ == 0) break;
+      serve();
+    }
+    lock.unlock();
+    for (auto& d : done) d.get();
+    if (unstarted) std::rethrow_exception(unstarted);
+  }
+
+ private:
+  // Every member still proposing is waiting: one request for all (each
+  // configuration once), the answers known before any member wakes.
+  void serve() {
+    std::sort(pending_.begin(), pending_.end());
+    pending_.erase(std::unique(pending_.begin(), pending_.end()), pending_.end());
+    failure_ = nullptr;
+    try {
+      std::vector<StaticFeatures> got = source_(pending_);
+      if (got.size() != pending_.size())
+        throw Error::failed("the feature source answered " + std::to_string(got.size()) + " of " +
+                            std::to_string(pending_.size()) + " configurations");
+      for (size_t i = 0; i < pending_.size(); ++i) known_.emplace(pending_[i], got[i]);
+    } catch (...) {
+      failure_ = std::current_exception();
+    }
+    pending_.clear();
+    waiting_ = 0;
+    ++round_;
+    wake_members_.notify_all();
+  }
+
+  FeatureSource source_;
+  std::mutex mutex_;
+  std::condition_variable wake_caller_, wake_members_;
+  size_t running_ = 0;  // jobs of the open round not yet finished
+  size_t waiting_ = 0;  // of them, those whose request waits
+  size_t round_ = 0;
+  std::vector<Config> pending_;  // the open round's requests
+  FeatureCache known_;
+  std::exception_ptr failure_;  // the last round's
+};
+
 class Portfolio final : public Strategy {
  public:
   explicit Portfolio(const StrategyContext& ctx)
@@ -32,19 +150,10 @@ class Portfolio final : public Strategy {
     // The members share what the compile said of a configuration: on a GPU
     // host each answer is a round trip to the compile workers.
     FeatureSource features;
-    if (ctx.features) features = [source = ctx.features, known = std::make_shared<FeatureCache>()](std::span<const Config> cs) {
-      std::vector<Config> ask;
-      for (const Config& c : cs)
-        if (!known->count(c)) ask.push_back(c);
-      if (!ask.empty()) {
-        std::vector<StaticFeatures> got = source(ask);
-        if (got.size() != ask.size()) return got;  // the asking member says what is wrong
-        for (size_t i = 0; i < ask.size(); ++i) known->emplace(ask[i], got[i]);
-      }
-      std::vector<StaticFeatures> out;
-      for (const Config& c : cs) out.push_back(known->at(c));
-      return out;
-    };
+    if (ctx.features) {
+      rounds_ = std::make_shared<FeatureRounds>(ctx.features);
+      features = [rounds = rounds_](std::span<const Config> cs) { return rounds->ask(cs); };
+    }
     uint64_t seed = ctx.seed;
     for (const std::string& name : names) {
       StrategyContext m = ctx;
@@ -85,10 +194,19 @@ class Portfolio final : public Strategy {
     } else {
       slots[whose_turn(turn_, given_)] = max_batch;
     }
+    // The members with a share of the batch propose at once (their compile
+    // features in shared rounds); what they propose is taken in member order.
+    std::vector<std::vector<Config>> proposed(members_.size());
+    std::vector<std::function<void()>> jobs;
+    for (size_t i = 0; i < members_.size(); ++i)
+      if (slots[i] > 0) jobs.push_back([&, i] { proposed[i] = members_[i]->propose(slots[i]); });
+    if (rounds_ && jobs.size() > 1)
+      rounds_->run(std::move(jobs));
+    else
+      for (auto& job : jobs) job();
     std::vector<Config> out;
     ConfigSet in_batch;
-    for (size_t i = 0; i < members_.size(); ++i)
-      if (slots[i] > 0) take(i, slots[i], out, in_batch);
+    for (size_t i = 0; i < members_.size(); ++i) add(i, std::move(proposed[i]), out, in_batch);
     // A member that is done passes its turn to the others.
     for (size_t i = 0; i < members_.size() && out.empty(); ++i) take(i, max_batch, out, in_batch);
     return out;
@@ -152,7 +270,11 @@ class Portfolio final : public Strategy {
 
   // Member i's proposal of up to n, less what the batch holds already.
   void take(size_t i, size_t n, std::vector<Config>& out, ConfigSet& in_batch) {
-    for (Config& c : members_[i]->propose(n)) {
+    add(i, members_[i]->propose(n), out, in_batch);
+  }
+
+  void add(size_t i, std::vector<Config> proposed, std::vector<Config>& out, ConfigSet& in_batch) {
+    for (Config& c : proposed) {
       if (!in_batch.insert(c).second) continue;
       given_[i] += 1;
       owner_[c] = i;
@@ -164,6 +286,7 @@ class Portfolio final : public Strategy {
   bool adaptive_;
   size_t turn_ = 0;
   std::vector<std::unique_ptr<Strategy>> members_;
+  std::shared_ptr<FeatureRounds> rounds_;  // with compile features
   std::vector<double> given_;   // configurations proposed by each member
   std::vector<double> credit_;  // of those, how many improved on the best so far
   double best_ = kFailed;

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "search/strategy/cost.h"
 #include "search/strategy/model/gp.h"
@@ -510,6 +511,35 @@ TEST(Tpe, NeverSpendsBudgetOnWhatFailsToCompileOrSpills) {
       }
       EXPECT_EQ(*o.result.best_score, 1.0) << name << " batch " << batch;
     }
+}
+
+// The default's members propose a batch at the same time: their compile
+// features go out together (one request where each asked in turn, a compile
+// round each on a GPU host), always from the thread that called propose(),
+// and the run is the same whichever member's thread comes first.
+TEST(Portfolio, MembersAskForCompileFeaturesTogetherFromTheCallingThread) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl, 10);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<std::vector<Config>> runs;
+  size_t calls = 0, largest = 0, off_thread = 0;
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    auto features = [&](std::span<const Config> cs) {
+      ++calls;
+      largest = std::max(largest, cs.size());
+      if (std::this_thread::get_id() != caller) ++off_thread;
+      std::vector<StaticFeatures> out;
+      for (const Config& c : cs) out.emplace_back().compiled = c[0] != 6;  // a = 6 fails to compile
+      return out;
+    };
+    runs.push_back(run("portfolio", space, table, Budget{120, 0}, 7, 8, features).evaluated);
+  }
+  EXPECT_EQ(off_thread, 0u);
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_EQ(runs[0], runs[2]);
+  // Alone, no member asks for more than 16 at a time (kFeatureChunk, or
+  // model_rank's short list of twice its share); together they do.
+  EXPECT_GT(largest, 16u) << calls << " requests";
 }
 
 // A batch spreads: with the picks counted among the rest, the 8 of a batch
