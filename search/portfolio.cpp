@@ -50,11 +50,7 @@ class FeatureRounds {
     std::sort(missing.begin(), missing.end());
     missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
     if (!missing.empty() && running_ == 0) {
-      lock.unlock();
-      std::vector<StaticFeatures> got = source_(missing);
-      if (got.size() != missing.size()) return got;  // the asking member says what is wrong
-      lock.lock();
-      for (size_t i = 0; i < missing.size(); ++i) known_.emplace(missing[i], got[i]);
+      fetch(missing);  // no member thread to hold up
     } else if (!missing.empty()) {
       const size_t round = round_;
       pending_.insert(pending_.end(), missing.begin(), missing.end());
@@ -74,7 +70,6 @@ class FeatureRounds {
     {
       std::lock_guard lock(mutex_);
       running_ = jobs.size();
-      failure_ = nullptr;
     }
     std::vector<std::future<void>> done;
     std::exception_ptr unstarted;
@@ -116,11 +111,7 @@ class FeatureRounds {
     pending_.erase(std::unique(pending_.begin(), pending_.end()), pending_.end());
     failure_ = nullptr;
     try {
-      std::vector<StaticFeatures> got = source_(pending_);
-      if (got.size() != pending_.size())
-        throw Error::failed("the feature source answered " + std::to_string(got.size()) + " of " +
-                            std::to_string(pending_.size()) + " configurations");
-      for (size_t i = 0; i < pending_.size(); ++i) known_.emplace(pending_[i], got[i]);
+      fetch(pending_);
     } catch (...) {
       failure_ = std::current_exception();
     }
@@ -128,6 +119,15 @@ class FeatureRounds {
     waiting_ = 0;
     ++round_;
     wake_members_.notify_all();
+  }
+
+  // The source's answers for `configs` (distinct, none known), kept.
+  void fetch(const std::vector<Config>& configs) {
+    std::vector<StaticFeatures> got = source_(configs);
+    if (got.size() != configs.size())
+      throw Error::failed("the feature source answered " + std::to_string(got.size()) + " of " +
+                          std::to_string(configs.size()) + " configurations");
+    for (size_t i = 0; i < configs.size(); ++i) known_.emplace(configs[i], got[i]);
   }
 
   FeatureSource source_;
