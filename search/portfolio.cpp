@@ -1,8 +1,8 @@
 // portfolio: two or three strategies taking turns, each told every result.
-// The default is tpe (a model of what the best results share), vnd
-// (variable-neighbourhood descent around the best so far, whoever found it)
-// and model_rank (a GP on the whole space, with compile features). A model
-// that fits the space leads; where none does (a rugged space whose good
+// The default is forest (a random forest of regression trees: switches that
+// pay off only together), tpe (a model of what the best results share) and
+// vnd (variable-neighbourhood descent around the best so far, whoever found
+// it). A model that fits the space leads; where none does (a rugged space whose good
 // configurations are isolated, a needle whose neighbours are 0.7 of it),
 // the local search still walks there. With `share: adaptive` (the default)
 // each member's share follows how often its proposals improved on the best,
@@ -299,14 +299,15 @@ StrategyDef portfolio_def() {
   return {"portfolio",
           "two or three strategies taking turns, each told every result, each member's share following its "
           "improvements on the best",
-          {{"first", OptionKind::Choice, "tpe", 0, 0, {"model_rank", "bayes_opt", "tpe", "pso", "mls", "greedy_ils", "vnd"},
+          {{"first", OptionKind::Choice, "forest", 0, 0, {"model_rank", "bayes_opt", "tpe", "forest", "pso", "mls", "greedy_ils", "vnd"},
             "the member that opens (a prior's picks come first)"},
-           {"second", OptionKind::Choice, "vnd", 0, 0,
-            {"mls", "greedy_ils", "vnd", "tpe", "pso", "random_sample", "simulated_annealing", "genetic_algorithm", "model_rank"},
-            "the second member (with `share: fixed`, it takes every `every`-th turn)"},
-           {"third", OptionKind::Choice, "model_rank", 0, 0,
-            {"none", "mls", "greedy_ils", "vnd", "tpe", "pso", "random_sample", "simulated_annealing", "genetic_algorithm",
+           {"second", OptionKind::Choice, "tpe", 0, 0,
+            {"mls", "greedy_ils", "vnd", "tpe", "forest", "pso", "random_sample", "simulated_annealing", "genetic_algorithm",
              "model_rank"},
+            "the second member (with `share: fixed`, it takes every `every`-th turn)"},
+           {"third", OptionKind::Choice, "vnd", 0, 0,
+            {"none", "mls", "greedy_ils", "vnd", "tpe", "forest", "pso", "random_sample", "simulated_annealing",
+             "genetic_algorithm", "model_rank"},
             "a third member (none: two members)"},
            {"every", OptionKind::Int, 2, 0, 1000, {}, "share: fixed, two members: every how many proposals `second` takes (0, either share: the first member alone)"},
            {"initial_samples", OptionKind::Int, 0, 0, 100000, {},

@@ -118,7 +118,7 @@ TEST(Strategies, GuidedOnesFindTheBowlOptimumWithAFractionOfTheSpace) {
   const SearchSpace space = bowl_space();
   const ExhaustiveTable table = table_of(space, bowl, 10);
   for (const char* name :
-       {"mls", "greedy_ils", "bayes_opt", "model_rank", "auto", "pso", "firefly", "simulated_annealing"}) {
+       {"mls", "greedy_ils", "bayes_opt", "model_rank", "forest", "auto", "pso", "firefly", "simulated_annealing"}) {
     int found = 0;
     for (uint64_t seed = 1; seed <= 10; ++seed) {
       Outcome o = run(name, space, table, Budget{120, 0}, seed);
@@ -487,10 +487,10 @@ TEST(ModelRank, NeverSpendsBudgetOnWhatFailsToCompileOrSpills) {
 
 // tpe and the default (all of whose members screen) pass over what the
 // compile condemns too, and ask for each configuration's features once.
-TEST(Tpe, NeverSpendsBudgetOnWhatFailsToCompileOrSpills) {
+TEST(ScreenedStrategies, NeverSpendBudgetOnWhatFailsToCompileOrSpills) {
   const SearchSpace space = bowl_space();
   const ExhaustiveTable table = table_of(space, bowl);
-  for (const char* name : {"tpe", "portfolio"})
+  for (const char* name : {"tpe", "forest", "portfolio"})
     for (size_t batch : {1, 8}) {
       std::set<Config> asked;
       auto features = [&](std::span<const Config> cs) {
@@ -538,23 +538,26 @@ TEST(Portfolio, MembersAskForCompileFeaturesTogetherFromTheCallingThread) {
   EXPECT_EQ(runs[0], runs[1]);
   EXPECT_EQ(runs[0], runs[2]);
   // Alone, no member asks for more than 16 at a time (kFeatureChunk, or
-  // model_rank's short list of twice its share); together they do.
+  // the short list of twice a member's share); together they do.
   EXPECT_GT(largest, 16u) << calls << " requests";
 }
 
-// A batch spreads: with the picks counted among the rest, the 8 of a batch
-// are not all one mode's neighbours.
-TEST(Tpe, ABatchIsNotEightCopiesOfOneMode) {
+// A batch spreads: with the picks counted among the rest (tpe), or believed
+// at the forest's mean (forest), the 8 of a batch are not all one mode's
+// neighbours.
+TEST(BatchedModels, ABatchIsNotEightCopiesOfOneMode) {
   const SearchSpace space = bowl_space();
   const ExhaustiveTable table = table_of(space, bowl);
-  Outcome o = run("tpe", space, table, Budget{40, 0}, 3, 8);
-  ASSERT_EQ(o.evaluated.size(), 40u);
-  // After the design (10), batches of 8: each batch holds several values of
-  // the first parameter, not one.
-  for (size_t start = 16; start + 8 <= 40; start += 8) {
-    std::set<uint32_t> firsts;
-    for (size_t i = start; i < start + 8; ++i) firsts.insert(o.evaluated[i][0]);
-    EXPECT_GE(firsts.size(), 2u) << "batch at " << start;
+  for (const char* name : {"tpe", "forest"}) {
+    Outcome o = run(name, space, table, Budget{40, 0}, 3, 8);
+    ASSERT_EQ(o.evaluated.size(), 40u) << name;
+    // After the design (10), batches of 8: each batch holds several values of
+    // the first parameter, not one.
+    for (size_t start = 16; start + 8 <= 40; start += 8) {
+      std::set<uint32_t> firsts;
+      for (size_t i = start; i < start + 8; ++i) firsts.insert(o.evaluated[i][0]);
+      EXPECT_GE(firsts.size(), 2u) << name << ": batch at " << start;
+    }
   }
 }
 

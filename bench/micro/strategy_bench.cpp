@@ -90,7 +90,7 @@ void register_all() {
         ->Arg(200)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
-  for (const char* name : {"bayes_opt", "model_rank", "vnd", "tpe"})
+  for (const char* name : {"bayes_opt", "model_rank", "vnd", "tpe", "forest"})
     benchmark::RegisterBenchmark((std::string("ProposalAfter/") + name).c_str(), BM_ProposalAfter, name, false, 1)
         ->Arg(100)
         ->Arg(500)
@@ -107,7 +107,7 @@ void register_all() {
   // model (the kriging believer), so the time per configuration is what counts.
   // The default's members propose a batch on threads of their own: the CPU
   // time counted is the process's, theirs included.
-  for (const char* name : {"model_rank", "tpe", "portfolio"})
+  for (const char* name : {"model_rank", "tpe", "forest", "portfolio"})
     benchmark::RegisterBenchmark((std::string("ProposalAfter/") + name + "+features,batch8").c_str(), BM_ProposalAfter,
                                  name, true, 8)
         ->Arg(100)

@@ -66,6 +66,7 @@ StrategyDef model_rank_def();
 StrategyDef portfolio_def();
 StrategyDef vnd_def();
 StrategyDef tpe_def();
+StrategyDef forest_def();
 
 // Typed reads of options that make_strategy() has validated and defaulted.
 int64_t opt_int(const StrategyContext& ctx, std::string_view name);

@@ -1,0 +1,278 @@
+// forest: a random-forest surrogate with expected improvement (SMAC's model,
+// Hutter et al. 2011) on value indices.
+//
+// Each step fits `trees` regression trees, each to a bootstrap sample of the
+// results heard (log run times, or ranks on flat landscapes: the targets of
+// model_rank's GP, failures at the worst successful value); a tree splits on
+// the value index of one parameter at a time, wherever the squared error
+// drops most, down to single results. The forest's mean and the spread of its
+// trees at a candidate give its expected improvement on the best result.
+// Unlike a GP on the whole space (model_rank), a tree models interactions
+// directly: on the A100 convolution, read-only loads are slow without shared
+// memory and fast with it, so the best configurations combine two switches
+// that each look poor on average; one split on shared memory and one on
+// read-only under it find that corner, where a smooth model of the bulk
+// steers away from it. Candidates: every new configuration when the space
+// has at most `pool` of them, else `pool` random ones (a few renewed each
+// step, as model_rank's) plus every new neighbour of the three best. A batch
+// is picked one at a time, the forest refitted with its own mean at the picks
+// before (the believer, as model_rank's), so a batch spreads. The first
+// configurations are random, or with a prior drawn from its best tenth; with
+// compile features what the compiler condemns (no compile, spills) is passed
+// over.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "search/strategy/model/gp.h"
+#include "search/strategy/support.h"
+
+namespace ktune::strategy_detail {
+namespace {
+
+// A regression tree on value-index rows. Nodes are stored flat: a leaf has
+// feature -1 and its mean in `value`; an inner node sends a row left when its
+// index at `feature` is at most `value`. The sample is sorted once per
+// parameter and each split partitions those orders stably, so a tree costs
+// O(parameters x sample x depth) rather than a sort at every node.
+class RegressionTree {
+ public:
+  // rows: n rows of d value indices; y: n targets; sample: the rows to fit
+  // (with repeats); features: the columns worth splitting on.
+  void fit(const std::vector<double>& rows, size_t d, std::span<const double> y, const std::vector<size_t>& sample,
+           const std::vector<size_t>& features) {
+    nodes_.clear();
+    d_ = d;
+    rows_ = &rows;
+    y_ = y;
+    sample_ = &sample;
+    features_ = &features;
+    const size_t n = sample.size();
+    order_.assign(features.size(), std::vector<size_t>(n));
+    for (size_t k = 0; k < features.size(); ++k) {
+      std::vector<size_t>& o = order_[k];
+      std::iota(o.begin(), o.end(), 0);
+      std::stable_sort(o.begin(), o.end(), [&](size_t a, size_t b) { return at(a, features[k]) < at(b, features[k]); });
+    }
+    left_.assign(n, false);
+    scratch_.resize(n);
+    grow(0, n);
+  }
+
+  double predict(std::span<const double> row) const {
+    size_t i = 0;
+    while (nodes_[i].feature >= 0) i = row[size_t(nodes_[i].feature)] <= nodes_[i].value ? nodes_[i].left : nodes_[i].right;
+    return nodes_[i].value;
+  }
+
+ private:
+  struct Node {
+    int feature = -1;
+    double value = 0;
+    size_t left = 0, right = 0;
+  };
+
+  // Value of column f of the row drawn in sample slot s, and its target.
+  double at(size_t s, size_t f) const { return (*rows_)[(*sample_)[s] * d_ + f]; }
+  double target(size_t s) const { return y_[(*sample_)[s]]; }
+
+  // Grows the node for positions [lo, hi) of every order and returns its index.
+  size_t grow(size_t lo, size_t hi) {
+    const size_t here = nodes_.size();
+    nodes_.emplace_back();
+    double sum = 0;
+    for (size_t i = lo; i < hi; ++i) sum += target(order_[0][i]);
+    const double n = double(hi - lo);
+    nodes_[here].value = sum / n;
+    // The split that leaves the least squared error: maximise sum_l^2/n_l + sum_r^2/n_r.
+    double best_gain = sum * sum / n + 1e-12;
+    size_t best_k = 0, best_at = 0;
+    bool found = false;
+    for (size_t k = 0; k < features_->size(); ++k) {
+      const std::vector<size_t>& o = order_[k];
+      const size_t f = (*features_)[k];
+      double left = 0;
+      for (size_t i = lo; i + 1 < hi; ++i) {
+        left += target(o[i]);
+        if (at(o[i], f) == at(o[i + 1], f)) continue;
+        const double nl = double(i + 1 - lo), nr = n - nl, right = sum - left;
+        const double gain = left * left / nl + right * right / nr;
+        if (gain > best_gain) {
+          best_gain = gain;
+          best_k = k;
+          best_at = i;
+          found = true;
+        }
+      }
+    }
+    if (!found) return here;  // every row alike, or one row
+    const size_t f = (*features_)[best_k];
+    const double threshold = 0.5 * (at(order_[best_k][best_at], f) + at(order_[best_k][best_at + 1], f));
+    for (size_t i = lo; i < hi; ++i) left_[order_[0][i]] = at(order_[0][i], f) <= threshold;
+    const size_t mid = best_at + 1;
+    for (std::vector<size_t>& o : order_) {  // stable partition of [lo, hi): left ones first, each in order
+      size_t l = lo, r = 0;
+      for (size_t i = lo; i < hi; ++i) (left_[o[i]] ? o[l++] : scratch_[r++]) = o[i];
+      std::copy(scratch_.begin(), scratch_.begin() + long(r), o.begin() + long(l));
+    }
+    nodes_[here].feature = int(f);
+    nodes_[here].value = threshold;
+    const size_t l = grow(lo, mid);
+    nodes_[here].left = l;
+    const size_t r = grow(mid, hi);
+    nodes_[here].right = r;
+    return here;
+  }
+
+  std::vector<Node> nodes_;
+  size_t d_ = 0;
+  const std::vector<double>* rows_ = nullptr;
+  std::span<const double> y_;
+  const std::vector<size_t>* sample_ = nullptr;
+  const std::vector<size_t>* features_ = nullptr;
+  std::vector<std::vector<size_t>> order_;  // per feature, sample slots sorted by it
+  std::vector<bool> left_;
+  std::vector<size_t> scratch_;
+};
+
+class RandomForest final : public StrategyBase {
+ public:
+  explicit RandomForest(const StrategyContext& ctx)
+      : StrategyBase(ctx),
+        initial_(static_cast<size_t>(opt_int(ctx, "initial_samples"))),
+        trees_(static_cast<size_t>(opt_int(ctx, "trees"))),
+        pool_(static_cast<size_t>(opt_int(ctx, "pool"))),
+        cap_(static_cast<size_t>(opt_int(ctx, "max_observations"))),
+        xi_(opt_float(ctx, "xi")) {
+    if (ctx.max_fevals > 0) initial_ = std::min<size_t>(initial_, std::max<uint64_t>(2, ctx.max_fevals / 8));
+    initial_ = std::max<size_t>(std::min<size_t>(initial_, std::max<uint64_t>(2, valid_count() / 15)), 1);
+    prior_design_ = prior_design(initial_);
+    for (size_t f = 0; f < ctx.space->parameters().size(); ++f)
+      if (ctx.space->parameters()[f].values.size() > 1) varying_.push_back(f);
+  }
+
+ private:
+  std::vector<Config> next_wave(size_t max_batch) override {
+    if (num_results() < initial_ || num_successes() == 0) {  // the design: the prior's picks, then random ones
+      const size_t want = num_results() < initial_ ? std::min(max_batch, initial_ - num_results()) : max_batch;
+      std::erase_if(prior_design_, [&](const Config& c) { return known(c); });
+      std::vector<Config> design = prior_design_;
+      const size_t random = std::max<size_t>(want, context().features ? kFeatureChunk : 0);
+      if (design.size() < random) {
+        std::vector<Config> more = sample_unknown(random);
+        design.insert(design.end(), more.begin(), more.end());
+      }
+      return screened(std::move(design), want);
+    }
+    std::vector<Config> pool = candidate_pool();
+    if (pool.empty()) return {};
+    TrainingSet t = make_training_set(history(), cap_);
+    std::vector<double> candidates;
+    for (const Config& c : pool) append_row(c, candidates);
+    // A short list of twice the batch, best first, screened by the compile
+    // features; the batch is then picked from it one at a time.
+    std::vector<size_t> order = ranked(t, candidates, pool.size());
+    std::vector<Config> by_ei;
+    for (size_t i : order) by_ei.push_back(pool[i]);
+    std::vector<Config> shortlist = screened(std::move(by_ei), max_batch == 1 ? 1 : 2 * max_batch);
+    if (shortlist.size() <= max_batch) return shortlist;
+    std::vector<double> rows;
+    for (const Config& c : shortlist) append_row(c, rows);
+    std::vector<Config> wave;
+    std::vector<bool> taken(shortlist.size(), false);
+    while (wave.size() < max_batch) {
+      std::vector<double> mean;
+      const std::vector<size_t> o = ranked(t, rows, shortlist.size(), &mean);
+      const size_t pick = *std::find_if(o.begin(), o.end(), [&](size_t i) { return !taken[i]; });
+      taken[pick] = true;
+      wave.push_back(shortlist[pick]);
+      t.configs.push_back(shortlist[pick]);
+      t.y.push_back(mean[pick]);
+    }
+    return wave;
+  }
+
+  // Indices of the m candidate rows, highest expected improvement first
+  // (ties in the pool's shuffled order); `mean_out` gets the forest's means.
+  std::vector<size_t> ranked(const TrainingSet& t, const std::vector<double>& candidates, size_t m,
+                             std::vector<double>* mean_out = nullptr) {
+    std::vector<double> rows;
+    for (const Config& c : t.configs) append_row(c, rows);
+    const size_t n = t.configs.size(), d = space().parameters().size();
+    std::vector<double> sum(m, 0), sum2(m, 0);
+    RegressionTree tree;
+    std::vector<size_t> sample(n);
+    for (size_t k = 0; k < trees_; ++k) {
+      for (size_t& s : sample) s = below(rng(), n);
+      tree.fit(rows, d, t.y, sample, varying_);
+      for (size_t i = 0; i < m; ++i) {
+        const double v = tree.predict(std::span<const double>(candidates.data() + i * d, d));
+        sum[i] += v;
+        sum2[i] += v * v;
+      }
+    }
+    const double best = *std::min_element(t.y.begin(), t.y.end());
+    std::vector<double> ei(m), mean(m);
+    for (size_t i = 0; i < m; ++i) {
+      mean[i] = sum[i] / double(trees_);
+      const double var = std::max(0.0, sum2[i] / double(trees_) - mean[i] * mean[i]);
+      ei[i] = expected_improvement(mean[i], std::sqrt(var), best, xi_);
+    }
+    std::vector<size_t> order(m);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ei[a] > ei[b]; });
+    if (mean_out) *mean_out = std::move(mean);
+    return order;
+  }
+
+  // Every new configuration of a small space; else a persistent random
+  // reserve (16 renewed a step, so what ranked close stays in view) plus
+  // the new neighbours of the three best.
+  std::vector<Config> candidate_pool() {
+    std::vector<Config> pool;
+    if (valid_count() <= pool_ + num_results()) {
+      pool = sample_unknown(size_t(valid_count()));
+    } else {
+      std::erase_if(reserve_, [&](const Config& c) { return known(c); });
+      constexpr size_t kRenew = 16;
+      if (reserve_.size() + kRenew > pool_)
+        reserve_.erase(reserve_.begin(), reserve_.begin() + long(std::min(kRenew, reserve_.size())));
+      ConfigSet have(reserve_.begin(), reserve_.end());
+      for (Config& c : sample_unknown(pool_ - reserve_.size()))
+        if (have.insert(c).second) reserve_.push_back(std::move(c));
+      pool = reserve_;
+      shuffle(pool, rng());
+    }
+    add_neighbours_of_best(pool, 3);
+    return pool;
+  }
+
+  void append_row(const Config& c, std::vector<double>& out) const {
+    for (uint32_t v : c) out.push_back(double(v));
+  }
+
+  size_t initial_, trees_, pool_, cap_;
+  double xi_;
+  std::vector<size_t> varying_;  // parameters with more than one value: the only ones to split on
+  std::vector<Config> reserve_;
+  std::vector<Config> prior_design_;  // what is left of it
+};
+
+}  // namespace
+
+StrategyDef forest_def() {
+  return {"forest",
+          "random-forest surrogate with expected improvement (SMAC's model): trees split on one parameter at a time, "
+          "so switches that only pay off together are found",
+          {{"initial_samples", OptionKind::Int, 10, 1, 100000, {},
+            "random configurations before the model is used (at most max_fevals/8 and 1/15 of the space, at least 1)"},
+           {"trees", OptionKind::Int, 30, 1, 1000, {}, "regression trees, each on a bootstrap sample of the results"},
+           {"pool", OptionKind::Int, 2000, 1, 1000000, {},
+            "candidates ranked per step (every new configuration of a smaller space), plus the best's neighbours"},
+           {"max_observations", OptionKind::Int, 200, 2, 100000, {},
+            "results the forest is fitted to (over it, the best half and the most recent)"},
+           {"xi", OptionKind::Float, 0.0, 0, 10, {}, "expected improvement's margin, in the targets' units"}},
+          [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<RandomForest>(ctx); }};
+}
+
+}  // namespace ktune::strategy_detail
