@@ -186,6 +186,24 @@ std::vector<Config> StrategyBase::prior_design(size_t n) {
   return design;
 }
 
+size_t StrategyBase::design_size(size_t requested) const {
+  if (ctx_.max_fevals > 0) requested = std::min<size_t>(requested, std::max<uint64_t>(2, ctx_.max_fevals / 8));
+  return std::max<size_t>(std::min<size_t>(requested, std::max<uint64_t>(2, valid_count_ / 15)), 1);
+}
+
+std::vector<Config> StrategyBase::design_wave(size_t max_batch, size_t size, std::vector<Config>& prior) {
+  const size_t want = num_results() < size ? std::min(max_batch, size - num_results()) : max_batch;
+  std::erase_if(prior, [&](const Config& c) { return known(c); });
+  std::vector<Config> design = prior;
+  // With features, a chunk's worth: the screen passes over what is condemned.
+  const size_t random = std::max<size_t>(want, ctx_.features ? kFeatureChunk : 0);
+  if (design.size() < random) {
+    std::vector<Config> more = sample_unknown(random);
+    design.insert(design.end(), more.begin(), more.end());
+  }
+  return screened(std::move(design), want);
+}
+
 void StrategyBase::add_neighbours_of_best(std::vector<Config>& pool, size_t k) {
   ConfigSet in_pool(pool.begin(), pool.end());
   std::vector<std::pair<double, const Config*>> ranked;

@@ -136,6 +136,15 @@ class StrategyBase : public Strategy {
   // configurations of it: its best first, the rest in random order. Empty
   // without a prior.
   std::vector<Config> prior_design(size_t n);
+  // How many configurations a first design of `requested` gets: at most
+  // max_fevals/8 and 1/15 of the space (at least 2 of each), at least 1, so
+  // that small budgets and small spaces are not spent on the design alone.
+  size_t design_size(size_t requested) const;
+  // The next wave of a first design of `size` configurations: what is left
+  // of `prior` (prior_design()'s picks; known ones are dropped from it),
+  // then random ones, those the compile condemns passed over; as many as the
+  // design has left, or a whole batch while nothing has succeeded after it.
+  std::vector<Config> design_wave(size_t max_batch, size_t size, std::vector<Config>& prior);
   // Appends the unknown Hamming neighbours of the `k` best successful
   // configurations (where the optimum most likely is) that are not in `pool` yet.
   void add_neighbours_of_best(std::vector<Config>& pool, size_t k);

@@ -144,8 +144,7 @@ class RandomForest final : public StrategyBase {
         pool_(static_cast<size_t>(opt_int(ctx, "pool"))),
         cap_(static_cast<size_t>(opt_int(ctx, "max_observations"))),
         xi_(opt_float(ctx, "xi")) {
-    if (ctx.max_fevals > 0) initial_ = std::min<size_t>(initial_, std::max<uint64_t>(2, ctx.max_fevals / 8));
-    initial_ = std::max<size_t>(std::min<size_t>(initial_, std::max<uint64_t>(2, valid_count() / 15)), 1);
+    initial_ = design_size(initial_);
     prior_design_ = prior_design(initial_);
     for (size_t f = 0; f < ctx.space->parameters().size(); ++f)
       if (ctx.space->parameters()[f].values.size() > 1) varying_.push_back(f);
@@ -153,17 +152,8 @@ class RandomForest final : public StrategyBase {
 
  private:
   std::vector<Config> next_wave(size_t max_batch) override {
-    if (num_results() < initial_ || num_successes() == 0) {  // the design: the prior's picks, then random ones
-      const size_t want = num_results() < initial_ ? std::min(max_batch, initial_ - num_results()) : max_batch;
-      std::erase_if(prior_design_, [&](const Config& c) { return known(c); });
-      std::vector<Config> design = prior_design_;
-      const size_t random = std::max<size_t>(want, context().features ? kFeatureChunk : 0);
-      if (design.size() < random) {
-        std::vector<Config> more = sample_unknown(random);
-        design.insert(design.end(), more.begin(), more.end());
-      }
-      return screened(std::move(design), want);
-    }
+    if (num_results() < initial_ || num_successes() == 0)  // the design: the prior's picks, then random ones
+      return design_wave(max_batch, initial_, prior_design_);
     std::vector<Config> pool = candidate_pool();
     if (pool.empty()) return {};
     TrainingSet t = make_training_set(history(), cap_);

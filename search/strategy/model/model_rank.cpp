@@ -36,13 +36,11 @@ class ModelRank final : public StrategyBase {
         kappa_(opt_float(ctx, "kappa")),
         avoid_spills_(opt_bool(ctx, "avoid_spills")),
         use_features_(static_cast<bool>(ctx.features)) {
-    if (ctx.max_fevals > 0) initial_ = std::min<size_t>(initial_, std::max<uint64_t>(2, ctx.max_fevals / 8));
-    // On a small space each random pick is a large share of it, and the
-    // model's picks among the rest are worth more: at most ~1/15 of the space
-    // (6 of gemm_wgmma's 90 configurations: 8 left its median best after 10
-    // evaluations at 0.83 of the optimum, random search's at 0.95).
-    initial_ = std::min<size_t>(initial_, std::max<uint64_t>(2, valid_count() / 15));
-    initial_ = std::max<size_t>(initial_, 1);
+    // At most 1/15 of the space (design_size): on a small space each random
+    // pick is a large share of it, and the model's picks among the rest are
+    // worth more (6 of gemm_wgmma's 90 configurations: 8 left its median
+    // best after 10 evaluations at 0.83 of the optimum, random search's at 0.95).
+    initial_ = design_size(initial_);
     prior_design_ = prior_design(initial_);
   }
 

@@ -42,8 +42,7 @@ class ParzenEstimator final : public StrategyBase {
         candidates_(static_cast<size_t>(opt_int(ctx, "candidates"))),
         prior_weight_(opt_float(ctx, "prior_weight")),
         joint_(opt_bool(ctx, "joint")) {
-    if (ctx.max_fevals > 0) initial_ = std::min<size_t>(initial_, std::max<uint64_t>(2, ctx.max_fevals / 8));
-    initial_ = std::max<size_t>(std::min<size_t>(initial_, std::max<uint64_t>(2, valid_count() / 15)), 1);
+    initial_ = design_size(initial_);
     for (const Parameter& p : ctx.space->parameters()) {
       sizes_.push_back(p.values.size());
       ordered_.push_back(p.type == ValueType::Int || p.type == ValueType::Float);
@@ -57,17 +56,8 @@ class ParzenEstimator final : public StrategyBase {
   using Density = std::vector<std::vector<double>>;  // per parameter, per value index
 
   std::vector<Config> next_wave(size_t max_batch) override {
-    if (num_results() < initial_ || num_successes() == 0) {  // the design: the prior's picks, then random ones
-      const size_t want = num_results() < initial_ ? std::min(max_batch, initial_ - num_results()) : max_batch;
-      std::erase_if(prior_design_, [&](const Config& c) { return known(c); });
-      std::vector<Config> design = prior_design_;
-      const size_t random = std::max<size_t>(want, context().features ? kFeatureChunk : 0);
-      if (design.size() < random) {
-        std::vector<Config> more = sample_unknown(random);
-        design.insert(design.end(), more.begin(), more.end());
-      }
-      return screened(std::move(design), want);
-    }
+    if (num_results() < initial_ || num_successes() == 0)  // the design: the prior's picks, then random ones
+      return design_wave(max_batch, initial_, prior_design_);
     std::vector<std::pair<double, Config>> ranked;  // (score, config)
     for (const auto& [c, s] : history()) ranked.emplace_back(s, c);
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
