@@ -204,6 +204,18 @@ std::vector<Config> StrategyBase::design_wave(size_t max_batch, size_t size, std
   return screened(std::move(design), want);
 }
 
+std::vector<Config> StrategyBase::drifting_sample(std::vector<Config>& reserve, size_t size) {
+  std::erase_if(reserve, [&](const Config& c) { return known(c); });
+  constexpr size_t kRenew = 16;
+  if (reserve.size() + kRenew > size) reserve.erase(reserve.begin(), reserve.begin() + std::min(kRenew, reserve.size()));
+  ConfigSet have(reserve.begin(), reserve.end());
+  for (Config& c : sample_unknown(size - reserve.size()))
+    if (have.insert(c).second) reserve.push_back(std::move(c));
+  std::vector<Config> sample = reserve;
+  shuffle(sample, rng_);
+  return sample;
+}
+
 void StrategyBase::add_neighbours_of_best(std::vector<Config>& pool, size_t k) {
   ConfigSet in_pool(pool.begin(), pool.end());
   std::vector<std::pair<double, const Config*>> ranked;

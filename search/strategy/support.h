@@ -145,6 +145,12 @@ class StrategyBase : public Strategy {
   // then random ones, those the compile condemns passed over; as many as the
   // design has left, or a whole batch while nothing has succeeded after it.
   std::vector<Config> design_wave(size_t max_batch, size_t size, std::vector<Config>& prior);
+  // A random sample of up to `size` new configurations that persists in
+  // `reserve` between steps: known ones are dropped and only the 16 oldest
+  // renewed a step, so the sample drifts over the space instead of being
+  // redrawn and candidates a model ranked close stay in view for the next
+  // step. Returned shuffled.
+  std::vector<Config> drifting_sample(std::vector<Config>& reserve, size_t size);
   // Appends the unknown Hamming neighbours of the `k` best successful
   // configurations (where the optimum most likely is) that are not in `pool` yet.
   void add_neighbours_of_best(std::vector<Config>& pool, size_t k);

@@ -215,24 +215,11 @@ class RandomForest final : public StrategyBase {
     return order;
   }
 
-  // Every new configuration of a small space; else a persistent random
-  // reserve (16 renewed a step, so what ranked close stays in view) plus
-  // the new neighbours of the three best.
+  // Every new configuration of a small space; else a drifting random sample
+  // (drifting_sample, as model_rank's) plus the new neighbours of the three best.
   std::vector<Config> candidate_pool() {
-    std::vector<Config> pool;
-    if (valid_count() <= pool_ + num_results()) {
-      pool = sample_unknown(size_t(valid_count()));
-    } else {
-      std::erase_if(reserve_, [&](const Config& c) { return known(c); });
-      constexpr size_t kRenew = 16;
-      if (reserve_.size() + kRenew > pool_)
-        reserve_.erase(reserve_.begin(), reserve_.begin() + long(std::min(kRenew, reserve_.size())));
-      ConfigSet have(reserve_.begin(), reserve_.end());
-      for (Config& c : sample_unknown(pool_ - reserve_.size()))
-        if (have.insert(c).second) reserve_.push_back(std::move(c));
-      pool = reserve_;
-      shuffle(pool, rng());
-    }
+    std::vector<Config> pool = valid_count() <= pool_ + num_results() ? sample_unknown(size_t(valid_count()))
+                                                                       : drifting_sample(reserve_, pool_);
     add_neighbours_of_best(pool, 3);
     return pool;
   }

@@ -142,22 +142,10 @@ class ModelRank final : public StrategyBase {
     return wave;
   }
 
-  // The random part persists between steps and only a few of its oldest
-  // members are renewed each step: the pool drifts over the space instead of
-  // being redrawn, so candidates the model ranked close to the short list
-  // stay in view for the next step.
+  // A drifting random sample (drifting_sample: what the model ranked close
+  // to the short list stays in view) plus the new neighbours of the three best.
   std::vector<Config> candidate_pool() {
-    std::erase_if(reserve_, [&](const Config& c) { return known(c); });
-    constexpr size_t kRenew = 16;
-    if (reserve_.size() + kRenew > pool_)
-      reserve_.erase(reserve_.begin(), reserve_.begin() + std::min(kRenew, reserve_.size()));
-    {
-      ConfigSet have(reserve_.begin(), reserve_.end());
-      for (Config& c : sample_unknown(pool_ - reserve_.size()))
-        if (have.insert(c).second) reserve_.push_back(std::move(c));
-    }
-    std::vector<Config> pool = reserve_;
-    shuffle(pool, rng());
+    std::vector<Config> pool = drifting_sample(reserve_, pool_);
     add_neighbours_of_best(pool, 3);
     return pool;
   }
