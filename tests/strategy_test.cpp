@@ -545,6 +545,41 @@ TEST(Portfolio, MembersAskForCompileFeaturesTogetherFromTheCallingThread) {
 // A batch spreads: with the picks counted among the rest (tpe), or believed
 // at the forest's mean (forest), the 8 of a batch are not all one mode's
 // neighbours.
+// forest's nodes choose among split_features of the parameters, drawn at
+// random, where the landscape is steep (the targets are log times); on a
+// flat one (the targets are ranks) every node tries every parameter. With a
+// design of kRankedFrom results the model only ever sees ranks on the flat
+// bowl, so the share changes nothing there, where it changes the run on the
+// steep bowl.
+TEST(Forest, DrawsTheParametersANodeSplitsOnOnlyWhereTheLandscapeIsSteep) {
+  const SearchSpace space = bowl_space();
+  const auto forest_run = [&](const ExhaustiveTable& table, double share) {
+    StrategyContext ctx{&space, 5, {}, {}, 120, {}};
+    ctx.options["split_features"] = Value(share);
+    ctx.options["initial_samples"] = Value(int64_t(strategy_detail::kRankedFrom));
+    std::vector<Config> evaluated;
+    auto evaluate = [&](std::span<const Config> cs) {
+      evaluated.insert(evaluated.end(), cs.begin(), cs.end());
+      return replay(table)(cs);
+    };
+    CostLayer layer(space, Budget{120, 0}, evaluate, false, CostOptions{});
+    std::unique_ptr<Strategy> s = make_strategy("forest", ctx);
+    const RunResult r = layer.run(*s);
+    return std::make_pair(evaluated, r);
+  };
+  const ExhaustiveTable steep = table_of(space, bowl, 0);  // 1 to about 30
+  const ExhaustiveTable flat = table_of(
+      space, [](const SearchSpace& sp, const Config& c) { return 100.0 + bowl(sp, c); }, 0);  // 101 to about 130
+  const auto [steep_all, steep_all_result] = forest_run(steep, 1.0);
+  const auto [steep_drawn, steep_drawn_result] = forest_run(steep, 0.3);
+  EXPECT_NE(steep_all, steep_drawn);
+  EXPECT_EQ(steep_drawn_result.best_score, 1.0);
+  const auto [flat_all, flat_all_result] = forest_run(flat, 1.0);
+  const auto [flat_drawn, flat_drawn_result] = forest_run(flat, 0.3);
+  EXPECT_EQ(flat_all, flat_drawn);
+  EXPECT_EQ(flat_drawn_result.best_score, 101.0);
+}
+
 TEST(BatchedModels, ABatchIsNotEightCopiesOfOneMode) {
   const SearchSpace space = bowl_space();
   const ExhaustiveTable table = table_of(space, bowl);

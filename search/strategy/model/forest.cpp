@@ -5,8 +5,14 @@
 // results heard (log run times, or ranks on flat landscapes: the targets of
 // model_rank's GP, failures at the worst successful value); a tree splits on
 // the value index of one parameter at a time, wherever the squared error
-// drops most, down to single results. The forest's mean and the spread of its
-// trees at a candidate give its expected improvement on the best result.
+// drops most. Each node chooses among `split_features` of the parameters
+// drawn at random: trees that all see every parameter split first on the
+// same strongest one and agree, so their spread vanishes where nothing was
+// measured and the expected improvement keeps to the first good region; on
+// flat landscapes (ranked targets), where the few per cent between good
+// configurations are what to follow, every parameter is tried. The forest's
+// mean and the spread of its trees at a candidate give its expected
+// improvement on the best result.
 // Unlike a GP on the whole space (model_rank), a tree models interactions
 // directly: on the A100 convolution, read-only loads are slow without shared
 // memory and fast with it, so the best configurations combine two switches
@@ -38,10 +44,15 @@ namespace {
 class RegressionTree {
  public:
   // rows: n rows of d value indices; y: n targets; sample: the rows to fit
-  // (with repeats); features: the columns worth splitting on.
+  // (with repeats); features: the columns worth splitting on; tried: how
+  // many of them each node chooses among, drawn with rng.
   void fit(const std::vector<double>& rows, size_t d, std::span<const double> y, const std::vector<size_t>& sample,
-           const std::vector<size_t>& features) {
+           const std::vector<size_t>& features, size_t tried, std::mt19937_64& rng) {
     nodes_.clear();
+    tried_ = std::min(tried, features.size());
+    rng_ = &rng;
+    drawn_.resize(features.size());
+    std::iota(drawn_.begin(), drawn_.end(), 0);
     d_ = d;
     rows_ = &rows;
     y_ = y;
@@ -88,7 +99,15 @@ class RegressionTree {
     double best_gain = sum * sum / n + 1e-12;
     size_t best_k = 0, best_at = 0;
     bool found = false;
-    for (size_t k = 0; k < features_->size(); ++k) {
+    // The best split over `tried_` columns drawn at random (all of them, in
+    // order, when tried_ covers every column). When none of those drawn
+    // varies within the node it stays a leaf: the trees stop at different
+    // depths and average similar configurations, which ranked the A100
+    // convolution's corner higher than trees grown to single results.
+    const bool draw = tried_ < drawn_.size();
+    for (size_t j = 0; j < tried_; ++j) {
+      if (draw) std::swap(drawn_[j], drawn_[j + below(*rng_, drawn_.size() - j)]);
+      const size_t k = drawn_[j];
       const std::vector<size_t>& o = order_[k];
       const size_t f = (*features_)[k];
       double left = 0;
@@ -133,6 +152,9 @@ class RegressionTree {
   std::vector<std::vector<size_t>> order_;  // per feature, sample slots sorted by it
   std::vector<bool> left_;
   std::vector<size_t> scratch_;
+  size_t tried_ = 0;  // columns a node chooses its split among
+  std::mt19937_64* rng_ = nullptr;
+  std::vector<size_t> drawn_;  // positions in features, in the order a node tries them
 };
 
 class RandomForest final : public StrategyBase {
@@ -148,6 +170,7 @@ class RandomForest final : public StrategyBase {
     prior_design_ = prior_design(initial_);
     for (size_t f = 0; f < ctx.space->parameters().size(); ++f)
       if (ctx.space->parameters()[f].values.size() > 1) varying_.push_back(f);
+    tried_ = std::max<size_t>(1, size_t(std::ceil(opt_float(ctx, "split_features") * double(varying_.size()))));
   }
 
  private:
@@ -192,9 +215,10 @@ class RandomForest final : public StrategyBase {
     std::vector<double> sum(m, 0), sum2(m, 0);
     RegressionTree tree;
     std::vector<size_t> sample(n);
+    const size_t tried = t.ranked ? varying_.size() : tried_;
     for (size_t k = 0; k < trees_; ++k) {
       for (size_t& s : sample) s = below(rng(), n);
-      tree.fit(rows, d, t.y, sample, varying_);
+      tree.fit(rows, d, t.y, sample, varying_, tried, rng());
       for (size_t i = 0; i < m; ++i) {
         const double v = tree.predict(std::span<const double>(candidates.data() + i * d, d));
         sum[i] += v;
@@ -229,6 +253,7 @@ class RandomForest final : public StrategyBase {
   }
 
   size_t initial_, trees_, pool_, cap_;
+  size_t tried_ = 0;  // parameters a node chooses among (split_features of varying_)
   double xi_;
   std::vector<size_t> varying_;  // parameters with more than one value: the only ones to split on
   std::vector<Config> reserve_;
@@ -248,7 +273,10 @@ StrategyDef forest_def() {
             "candidates ranked per step (every new configuration of a smaller space), plus the best's neighbours"},
            {"max_observations", OptionKind::Int, 200, 2, 100000, {},
             "results the forest is fitted to (over it, the best half and the most recent)"},
-           {"xi", OptionKind::Float, 0.0, 0, 10, {}, "expected improvement's margin, in the targets' units"}},
+           {"xi", OptionKind::Float, 0.0, 0, 10, {}, "expected improvement's margin, in the targets' units"},
+           {"split_features", OptionKind::Float, 0.5, 0.01, 1, {},
+            "share of the parameters each node chooses its split among, drawn at random (at least one; all on flat "
+            "landscapes)"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<RandomForest>(ctx); }};
 }
 
