@@ -542,9 +542,6 @@ TEST(Portfolio, MembersAskForCompileFeaturesTogetherFromTheCallingThread) {
   EXPECT_GT(largest, 16u) << calls << " requests";
 }
 
-// A batch spreads: with the picks counted among the rest (tpe), or believed
-// at the forest's mean (forest), the 8 of a batch are not all one mode's
-// neighbours.
 // forest's nodes choose among split_features of the parameters, drawn at
 // random, where the landscape is steep (the targets are log times); on a
 // flat one (the targets are ranks) every node tries every parameter. With a
@@ -567,9 +564,9 @@ TEST(Forest, DrawsTheParametersANodeSplitsOnOnlyWhereTheLandscapeIsSteep) {
     const RunResult r = layer.run(*s);
     return std::make_pair(evaluated, r);
   };
-  const ExhaustiveTable steep = table_of(space, bowl, 0);  // 1 to about 30
+  const ExhaustiveTable steep = table_of(space, bowl, 0);  // 1 to 36.5
   const ExhaustiveTable flat = table_of(
-      space, [](const SearchSpace& sp, const Config& c) { return 100.0 + bowl(sp, c); }, 0);  // 101 to about 130
+      space, [](const SearchSpace& sp, const Config& c) { return 100.0 + bowl(sp, c); }, 0);  // 101 to 136.5
   const auto [steep_all, steep_all_result] = forest_run(steep, 1.0);
   const auto [steep_drawn, steep_drawn_result] = forest_run(steep, 0.3);
   EXPECT_NE(steep_all, steep_drawn);
@@ -580,6 +577,9 @@ TEST(Forest, DrawsTheParametersANodeSplitsOnOnlyWhereTheLandscapeIsSteep) {
   EXPECT_EQ(flat_drawn_result.best_score, 101.0);
 }
 
+// A batch spreads: with the picks counted among the rest (tpe), or believed
+// at the forest's mean (forest), the 8 of a batch are not all one mode's
+// neighbours.
 TEST(BatchedModels, ABatchIsNotEightCopiesOfOneMode) {
   const SearchSpace space = bowl_space();
   const ExhaustiveTable table = table_of(space, bowl);
