@@ -301,18 +301,24 @@ TEST(Compare, PortfolioKeepsToTheBudgetAndBeatsRandomOnTheBowl) {
   EXPECT_DOUBLE_EQ(r.strategies[3].p_score, r.strategies[4].p_score);
 }
 
+// `strategy` with its defaults on the deceptive switch (search_landscapes.h),
+// 20 runs of `budget` evaluations, compared at that budget.
+CompareResult on_the_switch(const std::string& strategy, uint64_t budget) {
+  const SearchSpace space = switch_space();
+  const ExhaustiveTable table = table_of(space, deceptive_switch, 0);
+  CompareOptions o;
+  o.runs = 20;
+  o.max_fevals = budget;
+  o.budgets = {budget};
+  return compare(space, table, {{strategy, {}, ""}}, o);
+}
+
 // The deceptive switch (search_landscapes.h): s = 1 is slower on average, and
 // its 256 configurations with r = 1 hold the optimum. tpe models what the
 // best results share rather than the bulk: it reaches the optimum in half the
 // runs or more within 50 evaluations, where random search's mean is 0.84.
 TEST(Compare, TpeFindsTheBowlBehindADeceptiveSwitch) {
-  const SearchSpace space = switch_space();
-  const ExhaustiveTable table = table_of(space, deceptive_switch, 0);
-  CompareOptions o;
-  o.runs = 20;
-  o.max_fevals = 50;
-  o.budgets = {50};
-  const CompareResult r = compare(space, table, {{"tpe", {}, ""}}, o);
+  const CompareResult r = on_the_switch("tpe", 50);
   ASSERT_EQ(r.random_exact.size(), 1u);
   EXPECT_LT(r.random_exact[0].mean_fraction, 0.85);
   EXPECT_DOUBLE_EQ(*r.strategies[0].fraction_at_budget[0].second.median, 1.0);
@@ -323,13 +329,7 @@ TEST(Compare, TpeFindsTheBowlBehindADeceptiveSwitch) {
 // reaches the optimum within 30 evaluations in half the runs or more, where
 // random search's mean at 30 is 0.81.
 TEST(Compare, ForestFindsTheCornerTwoSwitchesMakeTogether) {
-  const SearchSpace space = switch_space();
-  const ExhaustiveTable table = table_of(space, deceptive_switch, 0);
-  CompareOptions o;
-  o.runs = 20;
-  o.max_fevals = 30;
-  o.budgets = {30};
-  const CompareResult r = compare(space, table, {{"forest", {}, ""}}, o);
+  const CompareResult r = on_the_switch("forest", 30);
   ASSERT_EQ(r.random_exact.size(), 1u);
   EXPECT_LT(r.random_exact[0].mean_fraction, 0.85);
   EXPECT_DOUBLE_EQ(*r.strategies[0].fraction_at_budget[0].second.median, 1.0);
