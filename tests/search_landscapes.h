@@ -146,4 +146,29 @@ inline double deceptive_switch(const SearchSpace& space, const Config& c) {
   return 6.0 + 0.1 * std::abs(a - b) + 0.2 * t;
 }
 
+// A trap like Kernel Tuner's pnpoly on the RTX 3090 (benchmark hub): 4,224
+// points, longer tiles t faster under every method u, u = 2 the best method
+// for every tile but the longest and level at 0.87 of the optimum from t = 6,
+// where u = 0 is the slowest until the longest tile, t = 10, and the optimum
+// there. Block
+// size b (32 values) and a minor switch m move a time by up to 3% and 3%.
+// No single change from the best of u = 2 is faster; 3% of the space is
+// at 0.9 or more, so random search gets there in about 33 draws, where
+// models and climbs fed by each other's results keep polishing b and m
+// around 0.87.
+inline SearchSpace trap_space() {
+  return SearchSpace({int_param("u", range(3)), int_param("t", range(11)), int_param("b", range(32)),
+                      int_param("m", range(4))},
+                     {});
+}
+
+inline double trap(const SearchSpace& space, const Config& c) {
+  const std::vector<Value> v = space.values(c);
+  const double u = v[0].as_float(), t = v[1].as_float(), b = v[2].as_float(), m = v[3].as_float();
+  double fraction = u == 2 ? std::min(0.87, 0.3 + 0.1 * t) : u == 1 ? std::min(0.8, 0.3 + 0.05 * t)
+                                                                      : (t < 10 ? 0.3 + 0.04 * t : 1.0);
+  fraction *= (1 - 0.03 * std::abs(b - 5) / 26) * (1 - 0.01 * m);
+  return 1 / fraction;
+}
+
 }  // namespace ktune::testing_landscapes
