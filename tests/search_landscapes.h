@@ -150,12 +150,11 @@ inline double deceptive_switch(const SearchSpace& space, const Config& c) {
 // points, longer tiles t faster under every method u, u = 2 the best method
 // for every tile but the longest and level at 0.87 of the optimum from t = 6,
 // where u = 0 is the slowest until the longest tile, t = 10, and the optimum
-// there. Block
-// size b (32 values) and a minor switch m move a time by up to 3% and 3%.
-// No single change from the best of u = 2 is faster; 3% of the space is
-// at 0.9 or more, so random search gets there in about 33 draws, where
-// models and climbs fed by each other's results keep polishing b and m
-// around 0.87.
+// there. Block size b (32 values) and a minor switch m move a time by up to
+// 3% each. No single change from the best of u = 2 is faster; 3% of the
+// space is at 0.9 or more, so random search gets there in about 33 draws,
+// where models and climbs fed by each other's results keep polishing b and
+// m around 0.87.
 inline SearchSpace trap_space() {
   return SearchSpace({int_param("u", range(3)), int_param("t", range(11)), int_param("b", range(32)),
                       int_param("m", range(4))},
