@@ -221,14 +221,15 @@ class Portfolio final : public Strategy {
     ++turn_;
     std::vector<size_t> slots(members_.size(), 0);
     std::vector<double> given = given_;
-    const size_t fixed = adaptive_ && every_ != 0 ? 0 : whose_turn(turn_, given_);
+    const bool by_slot = adaptive_ && every_ != 0;
+    const size_t fixed = by_slot ? 0 : whose_turn(turn_, given_);
     for (size_t k = 0; k < max_batch; ++k) {
       if (explore_ > 0 && (explored_ += explore_) >= 1) {
         explored_ -= 1;
         ++slots.back();
         continue;
       }
-      const size_t i = adaptive_ && every_ != 0 ? whose_turn(turn_, given) : fixed;
+      const size_t i = by_slot ? whose_turn(turn_, given) : fixed;
       ++slots[i];
       given[i] += 1;
     }

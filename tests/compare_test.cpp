@@ -301,16 +301,22 @@ TEST(Compare, PortfolioKeepsToTheBudgetAndBeatsRandomOnTheBowl) {
   EXPECT_DOUBLE_EQ(r.strategies[3].p_score, r.strategies[4].p_score);
 }
 
+// `strategies` on a landscape without failures, 20 runs each of as many
+// evaluations as the last of `budgets`, compared at `budgets`.
+CompareResult twenty_runs(const SearchSpace& space, double (*landscape)(const SearchSpace&, const Config&),
+                          const std::vector<StrategyRun>& strategies, std::vector<uint64_t> budgets) {
+  const ExhaustiveTable table = table_of(space, landscape, 0);
+  CompareOptions o;
+  o.runs = 20;
+  o.max_fevals = budgets.back();
+  o.budgets = std::move(budgets);
+  return compare(space, table, strategies, o);
+}
+
 // `strategy` with its defaults on the deceptive switch (search_landscapes.h),
 // 20 runs of `budget` evaluations, compared at that budget.
 CompareResult on_the_switch(const std::string& strategy, uint64_t budget) {
-  const SearchSpace space = switch_space();
-  const ExhaustiveTable table = table_of(space, deceptive_switch, 0);
-  CompareOptions o;
-  o.runs = 20;
-  o.max_fevals = budget;
-  o.budgets = {budget};
-  return compare(space, table, {{strategy, {}, ""}}, o);
+  return twenty_runs(switch_space(), deceptive_switch, {{strategy, {}, ""}}, {budget});
 }
 
 // The deceptive switch (search_landscapes.h): s = 1 is slower on average, and
@@ -341,14 +347,8 @@ TEST(Compare, ForestFindsTheCornerTwoSwitchesMakeTogether) {
 // drawn at random (`explore`) the median run is past the trap by 60 and
 // above random search's mean at 60 and at 100.
 TEST(Compare, ExploreLeavesATrapTheMembersPolish) {
-  const SearchSpace space = trap_space();
-  const ExhaustiveTable table = table_of(space, trap, 0);
-  CompareOptions o;
-  o.runs = 20;
-  o.max_fevals = 100;
-  o.budgets = {60, 100};
-  const CompareResult r =
-      compare(space, table, {{"portfolio", {}, ""}, {"portfolio", {{"explore", Value(0.2)}}, "explore"}}, o);
+  const CompareResult r = twenty_runs(
+      trap_space(), trap, {{"portfolio", {}, ""}, {"portfolio", {{"explore", Value(0.2)}}, "explore"}}, {60, 100});
   ASSERT_EQ(r.random_exact.size(), 2u);
   EXPECT_LT(*r.strategies[0].fraction_at_budget[1].second.median, 0.9);
   EXPECT_GT(r.random_exact[1].mean_fraction, 0.95);
