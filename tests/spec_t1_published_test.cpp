@@ -182,6 +182,74 @@ TEST(SpecT1Published, AFileWithoutACudaKernelHasASpaceButNothingToCompile) {
   }
 }
 
+// A hyper-parameter space in the style of Kernel Tuner's hypertuner files: a
+// "kernel" in no language ktune launches, carrying a CUDA kernel's geometry
+// that names parameters it does not have, one parameter listed twice, and
+// numbers of another kind than the declared Type. Kernel Tuner reads such a
+// file (Values are evaluated as written; the geometry is never used), so
+// ktune reads its space, with a note for each; where the file is ambiguous
+// or would be launched, it still stops.
+TEST(SpecT1Published, AHyperParameterSpaceIsReadAsKernelTunerReadsIt) {
+  TempDir dir;
+  const std::string text = R"json({
+    "General": {"BenchmarkName": "meta_annealing", "OutputFormat": "JSON"},
+    "ConfigurationSpace": {
+      "TuningParameters": [
+        {"Name": "restarts", "Type": "int", "Values": "[1, 2, 4]", "Default": 2},
+        {"Name": "cooling", "Type": "int", "Values": "[0.9, 0.95, 0.99]", "Default": 0.95},
+        {"Name": "restarts", "Type": "int", "Values": "[1, 2, 4]", "Default": 2},
+        {"Name": "start", "Type": "uint", "Values": "[-1, 0, 1]", "Default": 0}
+      ],
+      "Conditions": []
+    },
+    "KernelSpecification": {
+      "Language": "Hypertuner", "KernelName": "meta_annealing", "KernelFile": "dummy.cu",
+      "LocalSize": {"X": "block_size_x", "Y": "block_size_y", "Z": "1"},
+      "GridDivX": ["block_size_x", "tile_size_x"], "ProblemSize": [4096, 1, 1], "Arguments": []
+    }
+  })json";
+  const Spec s = load_spec(write(dir, "meta.json", text));
+  ASSERT_EQ(s.space().parameters().size(), 3u);
+  EXPECT_EQ(s.space().count_valid(), 27u);
+  EXPECT_EQ(s.space().parameters()[1].values[2], Value(0.99));
+  EXPECT_EQ(s.space().parameters()[2].values[0], Value(int64_t(-1)));
+  EXPECT_EQ(count_notes(s, "'cooling' has Type int but the value 0.9 is not one; its values are taken as written"),
+            1u);
+  EXPECT_EQ(count_notes(s, "'start' has Type uint but the value -1 is not one"), 1u);
+  EXPECT_EQ(count_notes(s, "meta.json:7:19: parameter 'restarts' is declared again with the same values (first "
+                           "at line 5)"),
+            1u);
+  EXPECT_EQ(count_notes(s, "unknown name 'tile_size_x'"), 1u);
+  EXPECT_EQ(count_notes(s, "the launch geometry is not used"), 1u);
+  EXPECT_THROW(s.require_runnable(), Error);
+
+  // Listed twice with other values: which one is meant is unknown.
+  std::string other = text;
+  other.replace(other.rfind("\"[1, 2, 4]\""), 11, "\"[1, 2, 8]\"");
+  try {
+    load_spec(write(dir, "other.json", other));
+    FAIL() << "a parameter listed twice with other values";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.where().line, 7) << e.what();
+    EXPECT_NE(e.message().find("with other values"), std::string::npos) << e.what();
+  }
+  // A string where a number was declared is not a number taken as written.
+  std::string word = text;
+  word.replace(word.find("[0.9, 0.95, 0.99]"), 17, "['slow', 'fast']");
+  EXPECT_THROW(load_spec(write(dir, "word.json", word)), Error);
+  // A CUDA kernel's geometry must name what exists: it decides the launch.
+  std::string cuda = text;
+  cuda.replace(cuda.find("Hypertuner"), 10, "CUDA");
+  write(dir, "dummy.cu", "extern \"C\" __global__ void meta_annealing() {}\n");
+  try {
+    load_spec(write(dir, "cuda.json", cuda));
+    FAIL() << "a CUDA kernel's geometry names an unknown parameter";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("unknown name 'tile_size_x'"), std::string::npos) << e.what();
+    EXPECT_EQ(e.where().line, 15) << e.what();
+  }
+}
+
 // Kernel Tuner's T1 convention: an argument's Size sees ProblemSize (a list)
 // and each parameter as the list of its values.
 TEST(SpecT1Published, SizesSeeProblemSizeAndParameterLists) {

@@ -153,6 +153,16 @@ bool file_for_gpu(const std::string& path, const SourceLocation& where, std::str
   return false;
 }
 
+void unit_geometry(Spec& s) {
+  const auto one = [] { return BoundExpr{expr::Expression::parse("1"), {}}; };
+  s.grid_mode = GridMode::GlobalSize;
+  s.grid = {one(), one(), one()};
+  s.block = {one(), one(), one()};
+  s.grid_div = {};
+  s.problem_size = {one()};
+  s.shared_memory = {expr::Expression::parse("0"), {}};
+}
+
 std::string read_text_file(const std::string& path, const SourceLocation& where, std::string_view what) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) fail(where, std::string(what) + " '" + path + "' does not exist");
@@ -292,11 +302,25 @@ void check_names(const Draft& d) {
 void finish_spec(Draft& d) {
   Spec& s = d.spec;
   check_names(d);
+  // A parameter declared twice with the same values is one parameter (the
+  // benchmark hub's pso hyper-parameter space lists `popsize` twice; Kernel
+  // Tuner keeps the last); with other values, which one was meant is unknown.
   std::unordered_map<std::string, size_t> first;  // a set, not pairs: linear in the number of parameters
-  for (size_t i = 0; i < d.params.size(); ++i)
-    if (auto [at, fresh] = first.emplace(d.params[i].name, i); !fresh)
-      fail(d.param_name_where[i], "duplicate parameter '" + d.params[i].name + "' (first at line " +
-                                      std::to_string(d.param_name_where[at->second].line) + ")");
+  for (size_t i = 0; i < d.params.size();) {
+    auto [at, fresh] = first.emplace(d.params[i].name, i);
+    if (fresh) {
+      ++i;
+      continue;
+    }
+    const std::string line = std::to_string(d.param_name_where[at->second].line);
+    if (d.params[i].values != d.params[at->second].values)
+      fail(d.param_name_where[i], "duplicate parameter '" + d.params[i].name + "' (first at line " + line +
+                                      ") with other values");
+    s.notes.push_back(d.param_name_where[i].str() + ": parameter '" + d.params[i].name +
+                      "' is declared again with the same values (first at line " + line + "); it is one parameter");
+    d.params.erase(d.params.begin() + long(i));
+    d.param_name_where.erase(d.param_name_where.begin() + long(i));
+  }
   std::vector<expr::Expression> restrictions = s.restrictions;
   for (auto& r : device_limit_restrictions(s, d)) restrictions.push_back(std::move(r));
   s.space_.emplace(d.params, std::move(restrictions), expression_constants(d));
@@ -305,7 +329,20 @@ void finish_spec(Draft& d) {
     if (ordered[i].name != d.params[i].name)
       throw Error::failed("internal: the search space reordered the parameters");
   expr::Scope scope = param_scope(d);
-  compile_geometry(s, scope);
+  try {
+    compile_geometry(s, scope);
+  } catch (const Error& e) {
+    // A kernel in a language ktune does not launch never needs its geometry:
+    // the benchmark hub's hyper-parameter spaces (Language Hypertuner) carry a
+    // CUDA kernel's GridDiv naming `tile_size_x`, no parameter of theirs.
+    const bool never_launched = std::any_of(s.not_runnable.begin(), s.not_runnable.end(),
+                                            [](const Spec::NotRunnable& m) { return m.what == "Language"; });
+    if (e.kind() != Error::Kind::BadInput || !never_launched) throw;
+    s.notes.push_back(e.where().str() + ": " + e.message() + "; the launch geometry is not used (the kernel is not " +
+                      "launched), so it is set aside");
+    unit_geometry(s);
+    compile_geometry(s, scope);
+  }
   compile_metrics(d, scope);
   check_kernel_signature(d);
   for (auto& a : s.arguments) {

@@ -80,6 +80,10 @@ std::string resolve_path(const std::string& dir, const std::string& path);
 bool file_for_gpu(const std::string& path, const SourceLocation& where, std::string_view what, Draft& draft);
 // Whether the kernel source was not found (file_for_gpu recorded it).
 bool kernel_source_missing(const Spec& spec);
+// A grid and block of one thread, no shared memory: the geometry of a spec
+// whose kernel is never launched (no KernelSpecification, or one whose own
+// geometry cannot be read while its Language rules launching out).
+void unit_geometry(Spec& spec);
 // A file's text; a missing or unreadable file is bad input at `where`.
 std::string read_text_file(const std::string& path, const SourceLocation& where, std::string_view what);
 

@@ -14,13 +14,24 @@ namespace ktune::spec_detail {
 
 namespace {
 
-Value typed_value(const Value& v, const std::string& type, const std::string& param, const SourceLocation& where) {
+// A value of a parameter's declared Type. Kernel Tuner evaluates Values as
+// written whatever the Type says, and published files rely on it (the
+// benchmark hub's simulated annealing hyper-parameter space declares `T` int
+// with values 0.5 to 1.5): a number where another kind of number was declared
+// is taken as written, with a note, once per parameter. A value of another
+// kind (a string for an int) stays an error.
+Value typed_value(const Value& v, const std::string& type, const std::string& param, const SourceLocation& where,
+                  Draft& draft) {
   auto bad = [&]() -> Value {
     fail(where, "parameter '" + param + "' has Type " + type + " but the value " + v.repr() + " is not one");
   };
   if (type == "int" || type == "uint") {
-    if (!v.is_int()) return bad();
-    if (type == "uint" && v.as_int() < 0) return bad();
+    if (!v.is_number() || v.is_bool()) return bad();
+    if (!v.is_int() || (type == "uint" && v.as_int() < 0)) {
+      if (draft.t1_noted.insert("Type of " + param).second)
+        draft.spec.notes.push_back(where.str() + ": parameter '" + param + "' has Type " + type + " but the value " +
+                                   v.repr() + " is not one; its values are taken as written, as Kernel Tuner does");
+    }
     return v;
   }
   if (type == "float") return v.is_number() && !v.is_bool() ? Value(v.as_float()) : bad();
@@ -62,13 +73,13 @@ void read_parameter(const Doc& entry, Draft& draft) {
   const Doc& values_doc = given ? *given : required(p, "Values", "parameter '" + name + "'");
   if (values_doc.is_list()) {
     for (const Doc& item : values_doc.items) {
-      values.push_back(typed_value(need_scalar(item, "a value"), type, name, item.where));
+      values.push_back(typed_value(need_scalar(item, "a value"), type, name, item.where, draft));
       require_finite(values.back(), item.where, "a value of '" + name + "'");
     }
   } else {
     Value v = eval_constant(need_expression(values_doc, "Values of " + name), draft);
     if (!v.is_list()) fail(values_doc.where, "Values of '" + name + "' must give a list, not " + v.repr());
-    for (const Value& item : v.as_list()) values.push_back(typed_value(item, type, name, values_doc.where));
+    for (const Value& item : v.as_list()) values.push_back(typed_value(item, type, name, values_doc.where, draft));
   }
   // Default (KTT's single-run value) is not a restriction and ktune does not use
   // it; published files put lists and prose there, so it is not checked either.

@@ -276,11 +276,7 @@ void no_t1_kernel(const Doc& root, Draft& draft) {
   s.not_runnable.push_back({"KernelSpecification", s.path, root.where,
                              "the T1 file has no KernelSpecification: there is no kernel to compile or launch"});
   s.kernel.where = root.where;
-  s.grid_mode = GridMode::GlobalSize;
-  s.grid = {one(), one(), one()};
-  s.block = {one(), one(), one()};
-  s.problem_size = {one()};
-  s.shared_memory = {expr::Expression::parse("0"), {}};
+  unit_geometry(s);
 }
 
 }  // namespace ktune::spec_detail
