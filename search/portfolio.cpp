@@ -197,7 +197,20 @@ class Portfolio final : public Strategy {
       // the design ends when the results of all reach it.
       if (const int64_t n = opt_int(ctx, "initial_samples"); n > 0 && has_option(name, "initial_samples"))
         m.options["initial_samples"] = Value(n);
+      // MEMBER.OPTION: the member's own option (its checks apply), for every
+      // member of that name.
+      for (const auto& [key, value] : ctx.options)
+        if (key.size() > name.size() + 1 && key.compare(0, name.size() + 1, name + ".") == 0)
+          m.options[key.substr(name.size() + 1)] = value;
       members_.push_back(make_strategy(name, m));
+    }
+    for (const auto& [key, value] : ctx.options) {
+      const size_t dot = key.find('.');
+      if (dot != std::string::npos && std::find(names.begin(), names.end(), key.substr(0, dot)) == names.end()) {
+        std::string list;
+        for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+        throw Error::bad_input("strategy 'portfolio': option '" + key + "' names no member (its members: " + list + ")");
+      }
     }
     if (explore_ > 0) members_.push_back(std::make_unique<Explorer>(member_context()));
     given_.assign(members_.size(), 0);
@@ -339,7 +352,7 @@ class Portfolio final : public Strategy {
 StrategyDef portfolio_def() {
   return {"portfolio",
           "two or three strategies taking turns, each told every result, each member's share following its "
-          "improvements on the best",
+          "improvements on the best; MEMBER.OPTION=V gives a member one of its own options (forest.split_features=1)",
           {{"first", OptionKind::Choice, "forest", 0, 0, {"model_rank", "bayes_opt", "tpe", "forest", "pso", "mls", "greedy_ils", "vnd"},
             "the member that opens (a prior's picks come first)"},
            {"second", OptionKind::Choice, "tpe", 0, 0,
@@ -359,7 +372,10 @@ StrategyDef portfolio_def() {
            {"share", OptionKind::Choice, "adaptive", 0, 0, {"fixed", "adaptive"},
             "fixed: `every` sets the turns; adaptive: each member's share follows how often its proposals improved "
             "on the best so far (at least half of an equal share; `every` 0 still means the first alone)"}},
-          [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<Portfolio>(ctx); }};
+          [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<Portfolio>(ctx); },
+          8,
+          false,
+          true};
 }
 
 }  // namespace ktune::strategy_detail

@@ -122,13 +122,17 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, StrategyContext
     throw Error::bad_input("unknown strategy '" + name + "'; available: " + known);
   }
   if (!ctx.space) throw Error::failed("internal: make_strategy without a search space");
+  std::map<std::string, Value, std::less<>> options;
   for (const auto& [key, value] : ctx.options) {
+    if (def->member_options && key.find('.') != std::string::npos) {
+      options[key] = value;
+      continue;
+    }
     bool found = false;
     for (const OptionSpec& o : def->options) found = found || o.name == key;
     if (!found)
       throw Error::bad_input("strategy '" + name + "' has no option '" + key + "'; " + option_names(*def));
   }
-  std::map<std::string, Value, std::less<>> options;
   for (const OptionSpec& o : def->options) {
     auto it = ctx.options.find(o.name);
     options[o.name] = it == ctx.options.end() ? o.default_value : checked(*def, o, it->second);

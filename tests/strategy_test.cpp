@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -32,9 +33,10 @@ struct Outcome {
 };
 
 Outcome run(const std::string& name, const SearchSpace& space, const ExhaustiveTable& table, Budget budget,
-            uint64_t seed, size_t batch = 1, FeatureSource features = {}, std::vector<Observation> prior = {}) {
+            uint64_t seed, size_t batch = 1, FeatureSource features = {}, std::vector<Observation> prior = {},
+            std::map<std::string, Value, std::less<>> options = {}) {
   Outcome out;
-  StrategyContext ctx{&space, seed, {}, features, budget.max_fevals, std::move(prior)};
+  StrategyContext ctx{&space, seed, std::move(options), features, budget.max_fevals, std::move(prior)};
   std::unique_ptr<Strategy> s = make_strategy(name, ctx);
   auto evaluate = [&](std::span<const Config> cs) {
     out.evaluated.insert(out.evaluated.end(), cs.begin(), cs.end());
@@ -575,6 +577,40 @@ TEST(Forest, DrawsTheParametersANodeSplitsOnOnlyWhereTheLandscapeIsSteep) {
   const auto [flat_drawn, flat_drawn_result] = forest_run(flat, 0.3);
   EXPECT_EQ(flat_all, flat_drawn);
   EXPECT_EQ(flat_drawn_result.best_score, 101.0);
+}
+
+// MEMBER.OPTION gives a member of the portfolio one of its own options, for
+// every member of that name, checked by the member; a name that is not a
+// member is refused. forest's own default changes nothing; another value
+// changes the run (on the steep bowl, where forest draws its split features).
+TEST(Portfolio, GivesAMemberItsOwnOption) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl, 0);
+  const auto with = [&](std::map<std::string, Value, std::less<>> options) {
+    return run("portfolio", space, table, Budget{100, 0}, 5, 1, {}, {}, std::move(options)).evaluated;
+  };
+  const std::vector<Config> plain = with({});
+  EXPECT_EQ(with({{"forest.split_features", Value(0.5)}}), plain);
+  EXPECT_NE(with({{"forest.split_features", Value(1.0)}}), plain);
+  EXPECT_NE(with({{"vnd.restart", Value("perturb")}, {"tpe.gamma", Value(0.4)}}), plain);
+  const auto message = [&](std::map<std::string, Value, std::less<>> options) -> std::string {
+    try {
+      with(std::move(options));
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), Error::Kind::BadInput);
+      return e.message();
+    }
+    ADD_FAILURE() << "no error";
+    return "";
+  };
+  EXPECT_NE(message({{"forest.split_features", Value(7)}}).find("'split_features' must be a number in range"),
+            std::string::npos);
+  EXPECT_NE(message({{"forest.splits", Value(1)}}).find("strategy 'forest' has no option 'splits'"),
+            std::string::npos);
+  EXPECT_NE(message({{"mls.restart", Value(true)}}).find("'mls.restart' names no member (its members: forest, tpe, vnd)"),
+            std::string::npos);
+  // Only a strategy with members takes dotted options.
+  EXPECT_THROW(make_strategy("forest", StrategyContext{&space, 1, {{"tpe.gamma", Value(0.4)}}, {}, 0, {}}), Error);
 }
 
 // A batch spreads: with the picks counted among the rest (tpe), or believed
