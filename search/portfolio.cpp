@@ -350,7 +350,7 @@ class Portfolio final : public Strategy {
 }  // namespace
 
 StrategyDef portfolio_def() {
-  return {"portfolio",
+  StrategyDef def{"portfolio",
           "two or three strategies taking turns, each told every result, each member's share following its "
           "improvements on the best; MEMBER.OPTION=V gives a member one of its own options (forest.split_features=1)",
           {{"first", OptionKind::Choice, "forest", 0, 0, {"model_rank", "bayes_opt", "tpe", "forest", "pso", "mls", "greedy_ils", "vnd"},
@@ -372,10 +372,9 @@ StrategyDef portfolio_def() {
            {"share", OptionKind::Choice, "adaptive", 0, 0, {"fixed", "adaptive"},
             "fixed: `every` sets the turns; adaptive: each member's share follows how often its proposals improved "
             "on the best so far (at least half of an equal share; `every` 0 still means the first alone)"}},
-          [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<Portfolio>(ctx); },
-          8,
-          false,
-          true};
+          [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<Portfolio>(ctx); }};
+  def.member_options = true;  // forest.split_features=1 goes to the member forest
+  return def;
 }
 
 }  // namespace ktune::strategy_detail

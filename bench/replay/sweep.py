@@ -7,6 +7,7 @@ replay throughput (evaluations per second of wall time) of the sweep.
     bench/replay/sweep.py --strategy vnd --grid wide=adjacent2,hamming2,both,none \\
         --grid restart=random,perturb [--manifest examples/data/design.manifest] \\
         [--runs 20] [--max-fevals 200] [--ktune build/ktune] [--json OUT]
+    bench/replay/sweep.py --strategy portfolio --grid tpe.gamma=0.1,0.15,0.25   # a member's option, inside the default
 
 Tune on the design sets (examples/data/design.manifest, and the spent
 held-out set bench/replay/heldout.manifest with --root): the fresh held-out
