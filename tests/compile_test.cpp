@@ -422,6 +422,33 @@ TEST_F(CompileTest, StandardHeadersAndCcclCompileUnderNvrtc) {
   }
 }
 
+// A kernel written for HIP (or put through hipify) compiles for an NVIDIA
+// GPU: HIP's kernel-language header is supplied, its names CUDA's, and a
+// kernel that tests the platform takes the NVIDIA branch. The hub's
+// dedispersion kernel is plain CUDA under `#include "hip/hip_runtime.h"`.
+TEST_F(CompileTest, AHipKernelCompilesForAnNvidiaGpu) {
+  TempDir src;
+  const auto path = src.path() / "k.cu.hip";
+  write(path, R"(#include "hip/hip_runtime.h"
+#ifndef __HIP_PLATFORM_NVIDIA__
+#error "not the NVIDIA platform"
+#endif
+extern "C" __global__ void k(float* a) {
+  HIP_DYNAMIC_SHARED(float, tile)
+  const unsigned i = hipBlockIdx_x * hipBlockDim_x + hipThreadIdx_x;
+  tile[hipThreadIdx_x] = a[i] + hipGridDim_x + hipBlockDim_y + hipThreadIdx_y + hipBlockIdx_z;
+  __syncthreads();
+  a[i] = tile[hipBlockDim_x - 1 - hipThreadIdx_x];
+}
+)");
+  CompileRequest r;
+  r.source_path = path;
+  r.kernel_name = "k";
+  r.arch = Arch(90);
+  const CompileResult res = compiler().compile(r);
+  EXPECT_TRUE(res.ok) << res.log;
+}
+
 // A kernel that includes <cub/cub.cuh> whole needs a host compiler: NVRTC
 // fails and says to use nvcc; the nvcc backend builds it, finds the C++
 // kernel's mangled name in the cubin and reads its resources like NVRTC's.

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "ktune/error.h"
+#include "tuner/compile/hip_headers.h"
 #include "tuner/compile/std_headers.h"
 #include "tuner/base/sha256.h"
 
@@ -192,12 +193,23 @@ std::string program_log(nvrtcProgram prog) {
   return log;
 }
 
+// Every header ktune hands NVRTC in memory: its stand-ins for the C++
+// standard headers, then HIP's kernel-language header.
+const std::vector<std::pair<std::string_view, std::string_view>>& nvrtc_headers() {
+  static const auto all = [] {
+    std::vector<std::pair<std::string_view, std::string_view>> v = nvrtc_std_headers();
+    v.insert(v.end(), nvrtc_hip_headers().begin(), nvrtc_hip_headers().end());
+    return v;
+  }();
+  return all;
+}
+
 // A program for the request's source and name expression, with ktune's
-// stand-ins for the C++ standard headers.
+// in-memory headers.
 nvrtcResult create_program(Program& prog, const CompileRequest& request, const std::string& source) {
   std::string name = request.source_path.empty() ? "kernel.cu" : request.source_path.filename().string();
   std::vector<std::string> header_text, header_name;
-  for (const auto& [include, text] : nvrtc_std_headers()) {
+  for (const auto& [include, text] : nvrtc_headers()) {
     header_name.emplace_back(include);
     header_text.emplace_back(text);
   }
@@ -298,7 +310,7 @@ std::string compile_cache_key(const CompileRequest& request, const std::string& 
     h.update_field(request.compiler);
     h.update_field(nvcc_version());
   }
-  for (const auto& [include, text] : nvrtc_std_headers()) {
+  for (const auto& [include, text] : nvrtc_headers()) {
     h.update_field(std::string(include));
     h.update_field(std::string(text));
   }
