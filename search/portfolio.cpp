@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <exception>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -191,26 +192,28 @@ class Portfolio final : public Strategy {
       seed = seed * 0x9E3779B97F4A7C15ULL + 1;
       return m;
     };
+    // MEMBER.OPTION: the member's own option (its checks apply), for every
+    // member of that name; a name that is no member is refused.
+    std::map<std::string, std::map<std::string, Value, std::less<>>, std::less<>> own;
+    for (const auto& [key, value] : ctx.options) {
+      const size_t dot = key.find('.');
+      if (dot == std::string::npos) continue;
+      if (std::find(names.begin(), names.end(), key.substr(0, dot)) == names.end()) {
+        std::string list;
+        for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+        throw Error::bad_input("strategy 'portfolio': option '" + key + "' names no member (its members: " + list + ")");
+      }
+      own[key.substr(0, dot)][key.substr(dot + 1)] = value;
+    }
     for (const std::string& name : names) {
       StrategyContext m = member_context();
       // One initial design for all: each member counts every result heard, so
       // the design ends when the results of all reach it.
       if (const int64_t n = opt_int(ctx, "initial_samples"); n > 0 && has_option(name, "initial_samples"))
         m.options["initial_samples"] = Value(n);
-      // MEMBER.OPTION: the member's own option (its checks apply), for every
-      // member of that name.
-      for (const auto& [key, value] : ctx.options)
-        if (key.size() > name.size() + 1 && key.compare(0, name.size() + 1, name + ".") == 0)
-          m.options[key.substr(name.size() + 1)] = value;
+      if (auto it = own.find(name); it != own.end())
+        for (const auto& [option, value] : it->second) m.options[option] = value;
       members_.push_back(make_strategy(name, m));
-    }
-    for (const auto& [key, value] : ctx.options) {
-      const size_t dot = key.find('.');
-      if (dot != std::string::npos && std::find(names.begin(), names.end(), key.substr(0, dot)) == names.end()) {
-        std::string list;
-        for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-        throw Error::bad_input("strategy 'portfolio': option '" + key + "' names no member (its members: " + list + ")");
-      }
     }
     if (explore_ > 0) members_.push_back(std::make_unique<Explorer>(member_context()));
     given_.assign(members_.size(), 0);

@@ -607,6 +607,7 @@ TEST(Portfolio, GivesAMemberItsOwnOption) {
             std::string::npos);
   EXPECT_NE(message({{"forest.splits", Value(1)}}).find("strategy 'forest' has no option 'splits'"),
             std::string::npos);
+  EXPECT_NE(message({{"forest.", Value(1)}}).find("strategy 'forest' has no option ''"), std::string::npos);
   EXPECT_NE(message({{"mls.restart", Value(true)}}).find("'mls.restart' names no member (its members: forest, tpe, vnd)"),
             std::string::npos);
   // Only a strategy with members takes dotted options.
