@@ -9,6 +9,9 @@ namespace ktune {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// A run's fraction this close to random search's median has reached it (as
+// aggregate()'s default tolerance counts a median level).
+constexpr double kLevel = 1e-9;
 
 // Random search without replacement, k draws from n configurations of which
 // the m best-first successful ones are ranked 1..m: calls f(i, P(the best
@@ -137,9 +140,11 @@ double run_p_score(const RunCurve& c, const std::vector<double>& random, const L
 }
 
 StrategyComparison summarise(const std::string& name, const std::vector<RunCurve>& runs, const Landscape& l,
-                             const std::vector<double>& random, uint64_t k_max, const CompareOptions& o) {
+                             const std::vector<double>& random, const std::vector<RandomAtBudget>& random_at_budget,
+                             uint64_t k_max, const CompareOptions& o) {
   StrategyComparison s;
   s.name = name;
+  s.runs = runs.size();
   for (double f : o.fractions) {
     std::vector<std::optional<double>> evals;
     for (const RunCurve& r : runs) {
@@ -154,6 +159,12 @@ StrategyComparison summarise(const std::string& name, const std::vector<RunCurve
     if (b == 0 || b > k_max) continue;
     std::vector<std::optional<double>> at;
     for (const RunCurve& r : runs) at.push_back(l.fraction(r.best[b - 1]));
+    for (const RandomAtBudget& ra : random_at_budget) {
+      if (ra.budget != b) continue;
+      size_t reached = 0;
+      for (const auto& f : at) reached += f && *f >= ra.median_fraction - kLevel ? 1 : 0;
+      s.runs_at_random_median.emplace_back(b, reached);
+    }
     s.fraction_at_budget.emplace_back(b, spread_of(std::move(at)));
   }
   std::vector<double> times = o.time_budgets;
@@ -276,7 +287,7 @@ CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, co
       runs.push_back(replay(space, table, l, s, o.first_seed + i, k_max, o));
       if (o.progress) o.progress(++runs_done, per * strategies.size(), s.label.empty() ? s.name : s.label);
     }
-    if (!runs.empty()) result.strategies.push_back(summarise(s.label.empty() ? s.name : s.label, runs, l, random, k_max, o));
+    if (!runs.empty()) result.strategies.push_back(summarise(s.label.empty() ? s.name : s.label, runs, l, random, result.random_exact, k_max, o));
     if (stopped()) break;
   }
   result.interrupted = stopped();
@@ -306,7 +317,15 @@ std::vector<AggregateRow> aggregate(const std::vector<LabelledResult>& spaces, d
           if (ra.budget != b) continue;
           if (f > ra.median_fraction + tolerance) ++r.ahead;
           else if (f >= ra.median_fraction - tolerance) ++r.level;
-          else ++r.behind, r.behind_at.push_back(sp.label + "@" + std::to_string(b));
+          else {
+            ++r.behind;
+            r.behind_at.push_back(sp.label + "@" + std::to_string(b));
+            size_t reached = 0;
+            for (const auto& [budget, n] : s.runs_at_random_median)
+              if (budget == b) reached = n;
+            r.behind_p.push_back(sign_test_p(reached, s.runs));
+            if (r.behind_p.back() < 0.05) ++r.behind_significant;
+          }
         }
       }
     }
@@ -318,6 +337,17 @@ std::vector<AggregateRow> aggregate(const std::vector<LabelledResult>& spaces, d
     }
   }
   return rows;
+}
+
+double sign_test_p(size_t k, size_t n) {
+  if (k >= n) return 1.0;
+  const double dn = static_cast<double>(n);
+  double sum = 0;
+  for (size_t i = 0; i <= k; ++i) {
+    const double di = static_cast<double>(i);
+    sum += std::exp(std::lgamma(dn + 1) - std::lgamma(di + 1) - std::lgamma(dn - di + 1) - dn * std::log(2.0));
+  }
+  return std::min(1.0, sum);
 }
 
 }  // namespace ktune

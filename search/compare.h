@@ -87,6 +87,12 @@ struct StrategyComparison {
   std::string name;
   std::vector<std::pair<double, Spread>> evals_to_fraction;
   std::vector<std::pair<uint64_t, Spread>> fraction_at_budget;
+  // At each budget of fraction_at_budget, the runs whose fraction reached
+  // exact random search's median there: a strategy no worse than random
+  // search reaches it in at least half of its runs (the sign test of
+  // AggregateRow::behind_p). `runs` is how many runs there were.
+  std::vector<std::pair<uint64_t, size_t>> runs_at_random_median;
+  size_t runs = 0;
   std::vector<std::pair<double, Spread>> fraction_at_time;
   uint64_t max_evals_used = 0;
   double mean_time_s = 0;  // recorded time of a run, mean over runs (feature compiles included)
@@ -150,6 +156,10 @@ Spread spread_of(std::vector<std::optional<double>> values);
 // lowest P-score, at each budget the median over spaces of the median fraction
 // of the optimum, and the (space, budget) points where its median fraction is
 // ahead of, level with (within `tolerance`) or behind exact random search.
+// A median over 20 runs falls behind random search's by chance; so each
+// point behind carries a one-sided sign test: the probability, were the
+// strategy no worse than random search there, of as few runs reaching
+// random search's median as it had (P(Binomial(runs, 1/2) <= reached)).
 // Strategies are matched by name; one missing from a space is left out there.
 struct AggregateRow {
   std::string name;
@@ -158,11 +168,16 @@ struct AggregateRow {
   std::vector<std::pair<uint64_t, double>> median_fraction_at_budget;  // over spaces
   size_t ahead = 0, level = 0, behind = 0;
   std::vector<std::string> behind_at;  // "LABEL@BUDGET" for each point behind
+  std::vector<double> behind_p;        // the sign test's p for each of behind_at
+  size_t behind_significant = 0;       // of them, those with p < 0.05
 };
 struct LabelledResult {
   std::string label;
   CompareResult result;
 };
 std::vector<AggregateRow> aggregate(const std::vector<LabelledResult>& spaces, double tolerance = 1e-9);
+
+// P(Binomial(n, 1/2) <= k): the one-sided sign test's p-value.
+double sign_test_p(size_t k, size_t n);
 
 }  // namespace ktune

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <set>
 
@@ -272,11 +273,49 @@ TEST(Compare, AggregateOverSpacesCountsPointsAgainstRandomSearch) {
   EXPECT_EQ(bf.ahead, 2u);   // at the optimum at 10 and 20 on "good"
   EXPECT_EQ(bf.behind, 2u);  // still among the worst on "bad"
   EXPECT_EQ(bf.behind_at, (std::vector<std::string>{"bad@10", "bad@20"}));
+  // Three runs, none reaching random search's median: 1 in 8 by chance alone.
+  EXPECT_EQ(spaces[1].result.strategies[0].runs, 3u);
+  EXPECT_EQ(spaces[1].result.strategies[0].runs_at_random_median,
+            (std::vector<std::pair<uint64_t, size_t>>{{10, 0}, {20, 0}}));
+  ASSERT_EQ(bf.behind_p.size(), 2u);
+  EXPECT_NEAR(bf.behind_p[0], 0.125, 1e-12);
+  EXPECT_NEAR(bf.behind_p[1], 0.125, 1e-12);
+  EXPECT_EQ(bf.behind_significant, 0u);
   ASSERT_EQ(bf.median_fraction_at_budget.size(), 2u);
   EXPECT_EQ(bf.median_fraction_at_budget[0].first, 10u);
   EXPECT_EQ(rows[1].name, "random_sample");
   EXPECT_EQ(rows[1].spaces, 1u);  // not run on "bad"
   EXPECT_EQ(rows[1].ahead + rows[1].level + rows[1].behind, 2u);
+}
+
+TEST(Compare, SignTestTellsAPointBehindByChanceFromOneBehindForSure) {
+  EXPECT_NEAR(sign_test_p(5, 20), 21700.0 / 1048576.0, 1e-12);   // C(20, 0..5) / 2^20
+  EXPECT_NEAR(sign_test_p(10, 20), 616666.0 / 1048576.0, 1e-12);
+  EXPECT_EQ(sign_test_p(20, 20), 1.0);
+  EXPECT_NEAR(sign_test_p(1500, 3000), 0.5 + 0.5 * std::exp(std::lgamma(3001) - 2 * std::lgamma(1501) - 3000 * std::log(2.0)),
+              1e-9);  // no underflow for many runs
+
+  // Ten runs that all stay below random search's median: behind for sure.
+  const SearchSpace space = line_space();
+  CompareOptions o;
+  o.runs = 10;
+  o.max_fevals = 30;
+  o.budgets = {10};
+  const std::vector<AggregateRow> rows =
+      aggregate({{"bad", compare(space, line_table(false), {{"brute_force", {}, ""}}, o)}});
+  ASSERT_EQ(rows[0].behind_p.size(), 1u);
+  EXPECT_NEAR(rows[0].behind_p[0], 1.0 / 1024, 1e-15);
+  EXPECT_EQ(rows[0].behind_significant, 1u);
+
+  // Random search itself, 200 runs: its median may land below the exact one,
+  // but not by more than chance.
+  const SearchSpace bowl_sp = bowl_space();
+  o.runs = 200;
+  o.max_fevals = 50;
+  o.budgets = {10, 20, 50};
+  const CompareResult r = compare(bowl_sp, table_of(bowl_sp, bowl, 10), {{"random_sample", {}, ""}}, o);
+  for (const auto& [budget, reached] : r.strategies[0].runs_at_random_median) EXPECT_GT(sign_test_p(reached, 200), 0.05) << budget;
+  EXPECT_EQ(aggregate({{"bowl", r}})[0].behind_significant, 0u);
 }
 
 TEST(Compare, PortfolioKeepsToTheBudgetAndBeatsRandomOnTheBowl) {

@@ -293,7 +293,8 @@ int run_manifest(const CompareCliOptions& o) {
       a.push_back({{"name", r.name}, {"spaces", r.spaces}, {"mean_p_score", r.mean_p_score},
                    {"min_p_score", r.min_p_score}, {"median_fraction_at_budget", f},
                    {"vs_random_exact", {{"ahead", r.ahead}, {"level", r.level}, {"behind", r.behind}}},
-                   {"behind_at", r.behind_at}});
+                   {"behind_at", r.behind_at}, {"behind_p", r.behind_p},
+                   {"behind_significant", r.behind_significant}});
     }
     std::cout << Json{{"runs", o.runs}, {"spaces", spaces}, {"aggregate", a}}.dump(1) << '\n';
     return stopped ? 130 : 0;
@@ -350,8 +351,10 @@ int run_manifest(const CompareCliOptions& o) {
   t.print(std::cout);
   for (const AggregateRow& r : agg)
     if (!r.behind_at.empty()) {
-      std::cout << r.name << " behind random search at:";
-      for (const std::string& p : r.behind_at) std::cout << ' ' << p;
+      std::cout << r.name << " behind random search at " << r.behind_at.size() << " points, "
+                << r.behind_significant << " of them by more than chance (sign test, p < 0.05):";
+      for (size_t i = 0; i < r.behind_at.size(); ++i)
+        std::cout << ' ' << r.behind_at[i] << " (p " << fixed(r.behind_p[i], 3) << ")";
       std::cout << '\n';
     }
   return stopped ? 130 : 0;

@@ -84,7 +84,11 @@ std::string to_json(const CompareResult& r) {
       << ",\"evals_to_fraction_spread\":" << keyed(s.evals_to_fraction)
       << ",\"fraction_at_budget\":" << keyed(std::vector<std::pair<int64_t, Spread>>(
                                            s.fraction_at_budget.begin(), s.fraction_at_budget.end()))
-      << ",\"fraction_at_time\":" << keyed(s.fraction_at_time) << ",\"median_curve\":[";
+      << ",\"runs\":" << s.runs << ",\"runs_at_random_median\":{";
+    for (size_t k = 0; k < s.runs_at_random_median.size(); ++k)
+      o << (k ? "," : "") << quoted(std::to_string(s.runs_at_random_median[k].first)) << ":"
+        << s.runs_at_random_median[k].second;
+    o << "},\"fraction_at_time\":" << keyed(s.fraction_at_time) << ",\"median_curve\":[";
     for (size_t k = 0; k < s.median_curve.size(); ++k) o << (k ? "," : "") << number(s.median_curve[k]);
     o << "]}";
   }
