@@ -351,8 +351,9 @@ int run_manifest(const CompareCliOptions& o) {
   t.print(std::cout);
   for (const AggregateRow& r : agg)
     if (!r.behind_at.empty()) {
-      std::cout << r.name << " behind random search at " << r.behind_at.size() << " points, "
-                << r.behind_significant << " of them by more than chance (sign test, p < 0.05):";
+      std::cout << r.name << " behind random search at " << r.behind_at.size()
+                << (r.behind_at.size() == 1 ? " point, " : " points, ") << r.behind_significant
+                << " by more than chance (sign test, p < 0.05):";
       for (size_t i = 0; i < r.behind_at.size(); ++i)
         std::cout << ' ' << r.behind_at[i] << " (p " << fixed(r.behind_p[i], 3) << ")";
       std::cout << '\n';
