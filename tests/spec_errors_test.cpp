@@ -5,22 +5,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "test_util.h"
 #include "tuner/spec/spec.h"
 
 namespace ktune {
 namespace {
 
-const std::string kBad = std::string(KTUNE_TESTS_DIR) + "/data/specs/bad/";
+using testing::error_of;
 
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no error thrown";
-  return Error::failed("none");
-}
+const std::string kBad = std::string(KTUNE_TESTS_DIR) + "/data/specs/bad/";
 
 Error load_error(const std::string& file) {
   return error_of([&] { load_spec(kBad + file); });

@@ -13,6 +13,7 @@
 namespace ktune {
 namespace {
 
+using testing::error_of;
 using testing::TempDir;
 
 std::string write(const TempDir& dir, const std::string& name, const std::string& text) {
@@ -115,13 +116,9 @@ TEST(SpecT1Published, TheObjectiveIsReadOrRefused) {
   EXPECT_EQ(load_spec(with_general(R"({"Objective": "GB/s"})")).objective, "time");
   for (const std::string bad : {R"({"Objective": "time", "Minimize": false})", R"({"Objective": "GFLOPs", "Minimize": true})",
                                 R"({"Objective": "power"})", R"({"Minimize": false})", R"({"Objective": "time", "Minimize": "no"})"}) {
-    try {
-      load_spec(with_general(bad));
-      ADD_FAILURE() << bad << " was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), Error::Kind::BadInput) << bad;
-      EXPECT_EQ(e.where().line, 2) << bad << ": " << e.what();
-    }
+    const Error e = error_of([&] { load_spec(with_general(bad)); });
+    EXPECT_EQ(e.kind(), Error::Kind::BadInput) << bad;
+    EXPECT_EQ(e.where().line, 2) << bad << ": " << e.what();
   }
 }
 
@@ -129,14 +126,10 @@ TEST(SpecT1Published, AMisspeltKnownKeyIsRefusedWithAHint) {
   TempDir dir;
   std::string text = kSuiteStyle;
   text.replace(text.find("\"sharedMemory\""), 14, "\"SharedMemroy\"");
-  try {
-    load_spec(write(dir, "typo.json", text));
-    FAIL() << "a misspelt SharedMemory must not be dropped";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), Error::Kind::BadInput);
-    EXPECT_NE(e.message().find("did you mean 'SharedMemory'"), std::string::npos) << e.what();
-    EXPECT_EQ(e.where().line, 20) << e.what();
-  }
+  const Error e = error_of([&] { load_spec(write(dir, "typo.json", text)); });  // a misspelt key is not dropped
+  EXPECT_EQ(e.kind(), Error::Kind::BadInput);
+  EXPECT_NE(e.message().find("did you mean 'SharedMemory'"), std::string::npos) << e.what();
+  EXPECT_EQ(e.where().line, 20) << e.what();
 }
 
 TEST(SpecT1Published, TwoSpellingsOfOneKeyAreAmbiguous) {
@@ -161,25 +154,17 @@ TEST(SpecT1Published, AFileWithoutACudaKernelHasASpaceButNothingToCompile) {
   EXPECT_EQ(draft.space().count_valid(), 96u);
   EXPECT_EQ(count_notes(draft, "'function_specification' in the T1 file is not a T1 key"), 1u);
   EXPECT_EQ(count_notes(draft, "no KernelSpecification"), 1u);
-  try {
-    draft.require_runnable();
-    FAIL() << "nothing to compile";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), Error::Kind::BadInput);
-    EXPECT_NE(e.message().find("no KernelSpecification"), std::string::npos) << e.what();
-  }
+  const Error nothing = error_of([&] { draft.require_runnable(); });  // nothing to compile
+  EXPECT_EQ(nothing.kind(), Error::Kind::BadInput);
+  EXPECT_NE(nothing.message().find("no KernelSpecification"), std::string::npos) << nothing.what();
   std::string ocl = kSuiteStyle;
   ocl.replace(ocl.find("\"language\": \"CUDA\""), 18, "\"Language\": \"OpenCL\"");
   write(dir, "scale.cu", "");
   const Spec opencl = load_spec(write(dir, "opencl.json", ocl));
   EXPECT_GT(opencl.space().count_valid(), 0u);
-  try {
-    opencl.require_runnable();
-    FAIL() << "an OpenCL kernel cannot be compiled by NVRTC";
-  } catch (const Error& e) {
-    EXPECT_NE(e.message().find("Language 'OpenCL'"), std::string::npos) << e.what();
-    EXPECT_EQ(e.where().line, 15) << e.what();
-  }
+  const Error ocl_error = error_of([&] { opencl.require_runnable(); });  // NVRTC compiles no OpenCL
+  EXPECT_NE(ocl_error.message().find("Language 'OpenCL'"), std::string::npos) << ocl_error.what();
+  EXPECT_EQ(ocl_error.where().line, 15) << ocl_error.what();
 }
 
 // A hyper-parameter space in the style of Kernel Tuner's hypertuner files: a
@@ -226,13 +211,9 @@ TEST(SpecT1Published, AHyperParameterSpaceIsReadAsKernelTunerReadsIt) {
   // Listed twice with other values: which one is meant is unknown.
   std::string other = text;
   other.replace(other.rfind("\"[1, 2, 4]\""), 11, "\"[1, 2, 8]\"");
-  try {
-    load_spec(write(dir, "other.json", other));
-    FAIL() << "a parameter listed twice with other values";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.where().line, 7) << e.what();
-    EXPECT_NE(e.message().find("with other values"), std::string::npos) << e.what();
-  }
+  const Error twice = error_of([&] { load_spec(write(dir, "other.json", other)); });
+  EXPECT_EQ(twice.where().line, 7) << twice.what();
+  EXPECT_NE(twice.message().find("with other values"), std::string::npos) << twice.what();
   // A string where a number was declared is not a number taken as written.
   std::string word = text;
   word.replace(word.find("[0.9, 0.95, 0.99]"), 17, "['slow', 'fast']");
@@ -241,13 +222,9 @@ TEST(SpecT1Published, AHyperParameterSpaceIsReadAsKernelTunerReadsIt) {
   std::string cuda = text;
   cuda.replace(cuda.find("Hypertuner"), 10, "CUDA");
   write(dir, "dummy.cu", "extern \"C\" __global__ void meta_annealing() {}\n");
-  try {
-    load_spec(write(dir, "cuda.json", cuda));
-    FAIL() << "a CUDA kernel's geometry names an unknown parameter";
-  } catch (const Error& e) {
-    EXPECT_NE(e.message().find("unknown name 'tile_size_x'"), std::string::npos) << e.what();
-    EXPECT_EQ(e.where().line, 15) << e.what();
-  }
+  const Error geometry = error_of([&] { load_spec(write(dir, "cuda.json", cuda)); });
+  EXPECT_NE(geometry.message().find("unknown name 'tile_size_x'"), std::string::npos) << geometry.what();
+  EXPECT_EQ(geometry.where().line, 15) << geometry.what();
 }
 
 // Kernel Tuner's T1 convention: an argument's Size sees ProblemSize (a list)

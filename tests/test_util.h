@@ -1,12 +1,18 @@
 // Helpers shared by the tests: a scratch folder removed at the end of a test,
-// a scoped environment variable, and where the sample kernels live.
+// a scoped environment variable, where the sample kernels live, and the
+// error a call throws.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
+
+#include "ktune/error.h"
 
 #ifndef KTUNE_TESTS_DIR
 #define KTUNE_TESTS_DIR "tests"
@@ -62,5 +68,16 @@ class ScopedEnv {
   std::string name_;
   std::optional<std::string> old_;
 };
+
+// The error `f` throws; a test failure when it throws none.
+inline Error error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error thrown";
+  return Error::failed("none");
+}
 
 }  // namespace ktune::testing
