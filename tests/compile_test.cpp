@@ -447,6 +447,12 @@ extern "C" __global__ void k(float* a) {
   r.arch = Arch(90);
   const CompileResult res = compiler().compile(r);
   EXPECT_TRUE(res.ok) << res.log;
+  // nvcc gets the same header, and takes the file for CUDA whatever its name.
+  r.compiler = "nvcc";
+  const CompileResult nvcc = compiler().compile(r);
+  ASSERT_TRUE(nvcc.ok) << nvcc.log;
+  EXPECT_EQ(nvcc.lowered_name, "k");
+  EXPECT_GT(nvcc.resources.registers, 0);
 }
 
 // A kernel that includes <cub/cub.cuh> whole needs a host compiler: NVRTC

@@ -198,7 +198,7 @@ std::string program_log(nvrtcProgram prog) {
 const std::vector<std::pair<std::string_view, std::string_view>>& nvrtc_headers() {
   static const auto all = [] {
     std::vector<std::pair<std::string_view, std::string_view>> v = nvrtc_std_headers();
-    v.insert(v.end(), nvrtc_hip_headers().begin(), nvrtc_hip_headers().end());
+    v.insert(v.end(), hip_headers().begin(), hip_headers().end());
     return v;
   }();
   return all;
@@ -605,10 +605,22 @@ CompileResult Compiler::compile_with_nvcc(const CompileRequest& request, const s
   const fs::path dir = dir_template;
   const std::string name = request.source_path.empty() ? "kernel.cu" : request.source_path.filename().string();
   { std::ofstream(dir / name, std::ios::binary) << source; }
+  // HIP's kernel-language header as NVRTC gets it, searched after the
+  // kernel's own folders (a header of its own comes first); ktune's
+  // stand-ins for the standard headers are NVRTC's alone: nvcc has the real
+  // ones.
+  const fs::path hip_dir = dir / "hip-include";
+  for (const auto& [include, text] : hip_headers()) {
+    fs::create_directories((hip_dir / include).parent_path());
+    std::ofstream(hip_dir / include, std::ios::binary) << text;
+  }
   std::string command = shell_quoted(nvcc_path().string()) + " -cubin";
   for (const std::string& o : portable_options(request)) command += " " + shell_quoted(o);
   for (const fs::path& d : search_dirs(request)) command += " " + shell_quoted("-I" + d.string());
-  command += " -o " + shell_quoted((dir / "k.cubin").string()) + " " + shell_quoted((dir / name).string());
+  command += " " + shell_quoted("-I" + hip_dir.string());
+  // CUDA whatever the file is called (the hub's dedispersion.cu.hip): nvcc
+  // goes by the extension otherwise and refuses one it does not know.
+  command += " -x cu -o " + shell_quoted((dir / "k.cubin").string()) + " " + shell_quoted((dir / name).string());
   const int rc = run_command(command, dir / "log.txt", &r.log);
   std::optional<std::string> cubin = rc == 0 ? slurp(dir / "k.cubin") : std::nullopt;
   std::error_code ec;

@@ -30,7 +30,7 @@ constexpr std::string_view kHipRuntime = R"(#pragma once
 
 }  // namespace
 
-const std::vector<std::pair<std::string_view, std::string_view>>& nvrtc_hip_headers() {
+const std::vector<std::pair<std::string_view, std::string_view>>& hip_headers() {
   static const std::vector<std::pair<std::string_view, std::string_view>> headers = {
       {"hip/hip_runtime.h", kHipRuntime}};
   return headers;

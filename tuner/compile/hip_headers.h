@@ -12,7 +12,8 @@
 
 namespace ktune {
 
-// (include name, text) of the HIP headers ktune supplies to NVRTC.
-const std::vector<std::pair<std::string_view, std::string_view>>& nvrtc_hip_headers();
+// (include name, text) of the HIP headers ktune supplies: to NVRTC in
+// memory, to nvcc in a scratch include folder searched last.
+const std::vector<std::pair<std::string_view, std::string_view>>& hip_headers();
 
 }  // namespace ktune
