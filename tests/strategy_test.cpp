@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <thread>
 
 #include "search/strategy/cost.h"
@@ -583,6 +584,30 @@ TEST(Forest, DrawsTheParametersANodeSplitsOnOnlyWhereTheLandscapeIsSteep) {
 // every member of that name, checked by the member; a name that is not a
 // member is refused. forest's own default changes nothing; another value
 // changes the run (on the steep bowl, where forest draws its split features).
+// Where every combination of values is valid, forest's and tpe's first
+// design is a Latin hypercube: of its 10 points, the k-th smallest value
+// index of each parameter lies in the k-th tenth of its values (u has 3
+// values, t 11, b 32, m 4), which a random design almost never does.
+TEST(FirstDesign, IsALatinHypercubeOnAWholeProduct) {
+  const SearchSpace space = trap_space();
+  const ExhaustiveTable table = table_of(space, trap, 0);
+  const std::vector<double> sizes = {3, 11, 32, 4};
+  for (const std::string name : {"forest", "tpe"})
+    for (uint64_t seed : {1, 2, 3}) {
+      const Outcome o = run(name, space, table, Budget{80, 0}, seed);  // a design of 10 (max_fevals / 8)
+      ASSERT_GE(o.evaluated.size(), 10u);
+      for (size_t d = 0; d < sizes.size(); ++d) {
+        std::vector<double> v;
+        for (const Config& c : std::span(o.evaluated).first(10)) v.push_back(c[d]);
+        std::sort(v.begin(), v.end());
+        for (size_t k = 0; k < 10; ++k) {
+          EXPECT_GE(v[k], std::floor(double(k) * sizes[d] / 10)) << name << " seed " << seed << " parameter " << d;
+          EXPECT_LE(v[k], std::ceil(double(k + 1) * sizes[d] / 10) - 1) << name << " seed " << seed << " parameter " << d;
+        }
+      }
+    }
+}
+
 TEST(Portfolio, GivesAMemberItsOwnOption) {
   const SearchSpace space = bowl_space();
   const ExhaustiveTable table = table_of(space, bowl, 0);

@@ -191,8 +191,46 @@ size_t StrategyBase::design_size(size_t requested) const {
   return std::max<size_t>(std::min<size_t>(requested, std::max<uint64_t>(2, valid_count_ / 15)), 1);
 }
 
+bool StrategyBase::whole_product() const {
+  uint64_t product = 1;
+  for (const Parameter& p : space_->parameters()) {
+    if (p.values.empty() || product > valid_count_ / p.values.size()) return false;
+    product *= p.values.size();
+  }
+  return product == valid_count_;
+}
+
+std::vector<Config> StrategyBase::latin_hypercube(size_t n) {
+  const std::vector<Parameter>& params = space_->parameters();
+  std::vector<std::vector<uint32_t>> column(params.size());
+  for (size_t d = 0; d < params.size(); ++d) {
+    const double values = static_cast<double>(params[d].values.size());
+    for (size_t k = 0; k < n; ++k) {
+      const double at = std::floor((static_cast<double>(k) + unit(rng_)) / static_cast<double>(n) * values);
+      column[d].push_back(static_cast<uint32_t>(std::min(at, values - 1)));
+    }
+    shuffle(column[d], rng_);
+  }
+  std::vector<Config> out;
+  ConfigSet in_design;
+  for (size_t k = 0; k < n; ++k) {
+    Config c(params.size());
+    for (size_t d = 0; d < params.size(); ++d) c[d] = column[d][k];
+    if (!known(c) && in_design.insert(c).second) out.push_back(std::move(c));
+  }
+  return out;
+}
+
 std::vector<Config> StrategyBase::design_wave(size_t max_batch, size_t size, std::vector<Config>& prior) {
   const size_t want = num_results() < size ? std::min(max_batch, size - num_results()) : max_batch;
+  if (!design_planned_) {
+    design_planned_ = true;
+    // A random design of 10 on a flat space can miss the one combination
+    // that wins (Kernel Tuner's pnpoly: one method at the two longest tiles
+    // of eleven); spread evenly, each value is tried (docs/strategies.md,
+    // "seventeenth session").
+    if (prior.empty() && num_results() < size && whole_product()) prior = latin_hypercube(size - num_results());
+  }
   std::erase_if(prior, [&](const Config& c) { return known(c); });
   std::vector<Config> design = prior;
   // With features, a chunk's worth: the screen passes over what is condemned.

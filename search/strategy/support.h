@@ -147,7 +147,19 @@ class StrategyBase : public Strategy {
   // of `prior` (prior_design()'s picks; known ones are dropped from it),
   // then random ones, those the compile condemns passed over; as many as the
   // design has left, or a whole batch while nothing has succeeded after it.
+  // Without a prior, on a space that is the whole product of its values,
+  // the design is a Latin hypercube (latin_hypercube()) instead of random.
   std::vector<Config> design_wave(size_t max_batch, size_t size, std::vector<Config>& prior);
+  // `n` configurations in which each parameter's values are spread evenly:
+  // its value list cut into n strata, one point in each (a random value
+  // inside the stratum), the strata of the parameters matched at random.
+  // Only for a space that is the whole product of its values (every point
+  // valid); on a restricted space the points would have to be moved to
+  // valid ones, towards the restrictions' edges, and a uniform random design
+  // samples it as it is.
+  std::vector<Config> latin_hypercube(size_t n);
+  // Every combination of values is valid (no restriction rules one out).
+  bool whole_product() const;
   // A random sample of up to `size` new configurations that persists in
   // `reserve` between steps: known ones are dropped and only the 16 oldest
   // renewed a step, so the sample drifts over the space instead of being
@@ -172,6 +184,7 @@ class StrategyBase : public Strategy {
   std::optional<Config> best_;
   double best_score_ = kFailed;
   size_t successes_ = 0;
+  bool design_planned_ = false;  // design_wave() has decided its first design
   std::unordered_map<Config, StaticFeatures, ConfigHash> features_;
 };
 
