@@ -9,9 +9,6 @@ namespace ktune {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// A run's fraction this close to random search's median has reached it (as
-// aggregate()'s default tolerance counts a median level).
-constexpr double kLevel = 1e-9;
 
 // Random search without replacement, k draws from n configurations of which
 // the m best-first successful ones are ranked 1..m: calls f(i, P(the best
@@ -162,7 +159,7 @@ StrategyComparison summarise(const std::string& name, const std::vector<RunCurve
     for (const RandomAtBudget& ra : random_at_budget) {
       if (ra.budget != b) continue;
       size_t reached = 0;
-      for (const auto& f : at) reached += f && *f >= ra.median_fraction - kLevel ? 1 : 0;
+      for (const auto& f : at) reached += f && *f >= ra.median_fraction - kLevelTolerance ? 1 : 0;
       s.runs_at_random_median.emplace_back(b, reached);
     }
     s.fraction_at_budget.emplace_back(b, spread_of(std::move(at)));
@@ -342,10 +339,11 @@ std::vector<AggregateRow> aggregate(const std::vector<LabelledResult>& spaces, d
 double sign_test_p(size_t k, size_t n) {
   if (k >= n) return 1.0;
   const double dn = static_cast<double>(n);
+  const double log_all = std::lgamma(dn + 1) - dn * std::log(2.0);  // log(n! / 2^n)
   double sum = 0;
   for (size_t i = 0; i <= k; ++i) {
     const double di = static_cast<double>(i);
-    sum += std::exp(std::lgamma(dn + 1) - std::lgamma(di + 1) - std::lgamma(dn - di + 1) - dn * std::log(2.0));
+    sum += std::exp(log_all - std::lgamma(di + 1) - std::lgamma(dn - di + 1));
   }
   return std::min(1.0, sum);
 }

@@ -175,7 +175,10 @@ struct LabelledResult {
   std::string label;
   CompareResult result;
 };
-std::vector<AggregateRow> aggregate(const std::vector<LabelledResult>& spaces, double tolerance = 1e-9);
+// Fractions this close count as equal: a median level with random search's,
+// a run that reached random search's median (runs_at_random_median).
+inline constexpr double kLevelTolerance = 1e-9;
+std::vector<AggregateRow> aggregate(const std::vector<LabelledResult>& spaces, double tolerance = kLevelTolerance);
 
 // P(Binomial(n, 1/2) <= k): the one-sided sign test's p-value.
 double sign_test_p(size_t k, size_t n);

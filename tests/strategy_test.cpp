@@ -580,10 +580,6 @@ TEST(Forest, DrawsTheParametersANodeSplitsOnOnlyWhereTheLandscapeIsSteep) {
   EXPECT_EQ(flat_drawn_result.best_score, 101.0);
 }
 
-// MEMBER.OPTION gives a member of the portfolio one of its own options, for
-// every member of that name, checked by the member; a name that is not a
-// member is refused. forest's own default changes nothing; another value
-// changes the run (on the steep bowl, where forest draws its split features).
 // Where every combination of values is valid, forest's and tpe's first
 // design is a Latin hypercube: of its 10 points, the k-th smallest value
 // index of each parameter lies in the k-th tenth of its values (u has 3
@@ -608,6 +604,10 @@ TEST(FirstDesign, IsALatinHypercubeOnAWholeProduct) {
     }
 }
 
+// MEMBER.OPTION gives a member of the portfolio one of its own options, for
+// every member of that name, checked by the member; a name that is not a
+// member is refused. forest's own default changes nothing; another value
+// changes the run (on the steep bowl, where forest draws its split features).
 TEST(Portfolio, GivesAMemberItsOwnOption) {
   const SearchSpace space = bowl_space();
   const ExhaustiveTable table = table_of(space, bowl, 0);
