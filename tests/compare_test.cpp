@@ -455,5 +455,21 @@ TEST(Compare, NoSuccessAtAllIsAnError) {
   EXPECT_THROW(compare(space, t, {{"random_sample", {}, ""}}, CompareOptions{}), Error);
 }
 
+// A misspelt strategy or option among several is refused before any replay
+// runs (the progress callback is never called), not after the ones before it.
+TEST(Compare, AnUnknownStrategyIsRefusedBeforeAnyRun) {
+  const SearchSpace space = line_space();
+  ExhaustiveTable t;
+  for (uint32_t i = 0; i < 60; ++i) t[Config{i}] = {double(i + 1), 1.0};
+  CompareOptions o;
+  o.runs = 3;
+  size_t progressed = 0;
+  o.progress = [&](size_t, size_t, const std::string&) { ++progressed; };
+  EXPECT_THROW(compare(space, t, {{"random_sample", {}, ""}, {"random", {}, ""}}, o), Error);
+  EXPECT_THROW(compare(space, t, {{"random_sample", {}, ""}, {"vnd", {{"patience_x", Value(int64_t{3})}}, ""}}, o),
+               Error);
+  EXPECT_EQ(progressed, 0u);
+}
+
 }  // namespace
 }  // namespace ktune
