@@ -228,6 +228,29 @@ void read_config(const LocatedJson& doc, const std::string& key, const Json& rec
                                "\"; a record and its key must name the same configuration");
 }
 
+// The tuner's own figures and the timestamp, common to every record.
+Evaluation finish_record(const LocatedJson& doc, const Json& rec, const std::string& record, Evaluation e) {
+  // The tuner's own figures (compile_time, ...): times are durations, the
+  // rest (ktune_stopped_early) numbers.
+  for (const EvaluationField& f : evaluation_fields()) {
+    if (is_observer(f) || !*f.kernel_tuner) continue;
+    auto it = rec.find(f.kernel_tuner);
+    if (it == rec.end()) continue;
+    if (f.kind != EvaluationField::Kind::Sampling) {
+      f.set(e, duration_value(*it, record + ": " + f.kernel_tuner, doc.where(*it)));
+    } else if (it->is_number()) {
+      f.set(e, it->get<double>());
+    } else {
+      refuse(doc.where(*it), record + ": " + f.kernel_tuner + " must be a number, not " + it->dump());
+    }
+  }
+  if (auto it = rec.find("timestamp"); it != rec.end()) {
+    if (!it->is_string()) refuse(doc.where(*it), record + ": timestamp must be a string, not " + it->dump());
+    e.timestamp = it->get<std::string>();
+  }
+  return e;
+}
+
 Evaluation read_record(const LocatedJson& doc, const std::string& key, const Json& rec, const ResultSet& rs) {
   const std::string record = "record \"" + key + "\"";
   if (!rec.is_object()) refuse(doc.where(rec), record + " is not an object");
@@ -253,8 +276,19 @@ Evaluation read_record(const LocatedJson& doc, const std::string& key, const Jso
     }
   } else {
     // A record that failed says so (an error name); any other is a measurement
-    // and has its time, or it is refused: never stored as ok without one.
+    // and has its time, or it is refused: never stored as ok without one. A
+    // cache of another objective may record that instead (Kernel Tuner's
+    // hyper-parameter tuning: `score`, no time); its value is then the
+    // measurement, kept with the metrics.
     auto time = rec.find("time");
+    const std::string& objective = rs.objectives.front();
+    if (time == rec.end() && objective != "time") {
+      auto o = rec.find(objective);
+      if (o == rec.end() || !o->is_number())
+        refuse(doc.where(rec), record + " has neither a time nor a number for the cache's objective '" + objective +
+                                   "', and names no failure (__error__)");
+      return finish_record(doc, rec, record, std::move(e));
+    }
     if (time == rec.end()) refuse(doc.where(rec), record + " has no time and names no failure (__error__)");
     if (!time->is_number())
       refuse(doc.where(*time), record + ": time " + time->dump() +
@@ -269,25 +303,7 @@ Evaluation read_record(const LocatedJson& doc, const std::string& key, const Jso
     }
     e.complete_stats();
   }
-  // The tuner's own figures (compile_time, ...): times are durations, the
-  // rest (ktune_stopped_early) numbers.
-  for (const EvaluationField& f : evaluation_fields()) {
-    if (is_observer(f) || !*f.kernel_tuner) continue;
-    auto it = rec.find(f.kernel_tuner);
-    if (it == rec.end()) continue;
-    if (f.kind != EvaluationField::Kind::Sampling) {
-      f.set(e, duration_value(*it, record + ": " + f.kernel_tuner, doc.where(*it)));
-    } else if (it->is_number()) {
-      f.set(e, it->get<double>());
-    } else {
-      refuse(doc.where(*it), record + ": " + f.kernel_tuner + " must be a number, not " + it->dump());
-    }
-  }
-  if (auto it = rec.find("timestamp"); it != rec.end()) {
-    if (!it->is_string()) refuse(doc.where(*it), record + ": timestamp must be a string, not " + it->dump());
-    e.timestamp = it->get<std::string>();
-  }
-  return e;
+  return finish_record(doc, rec, record, std::move(e));
 }
 
 ResultSet parse_cache(const std::string& text, const std::string& src) {

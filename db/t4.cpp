@@ -140,9 +140,19 @@ Evaluation read_result(const LocatedJson& doc, const Json& r, const ResultSet& r
                                          at(doc, t, where), factor));
   }
   if (auto m = r.find("measurements"); m != r.end()) read_measurements(doc, *m, factor, result, where, e);
-  // Stored as ok, a result is a measurement: never one without its time.
-  if (e.status == Status::Ok && !e.time_ms)
-    refuse(where, result + " is correct but has no time measurement (measurements: {\"name\": \"time\", ...})");
+  // Stored as ok, a result is a measurement: never one without its time, or
+  // without its objective where that is another (Kernel Tuner's
+  // hyper-parameter tuning: objectives ["score"], a measurement of it, no time).
+  if (e.status == Status::Ok && !e.time_ms) {
+    std::string objective = "time";
+    if (auto o = r.find("objectives"); o != r.end() && o->is_array() && !o->empty() && (*o)[0].is_string())
+      objective = (*o)[0].get<std::string>();
+    if (objective == "time")
+      refuse(where, result + " is correct but has no time measurement (measurements: {\"name\": \"time\", ...})");
+    if (!e.metrics.count(objective))
+      refuse(where, result + " is correct but has no measurement of its objective '" + objective +
+                        "' (measurements: {\"name\": \"" + objective + "\", ...})");
+  }
   if (e.status != Status::Ok) {
     e.time_ms.reset();
     e.samples.clear();

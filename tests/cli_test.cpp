@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -660,6 +661,97 @@ TEST_F(Cli, SimulatedWorkersPredictTheWallTimeAndWorkerOptionsAreChecked) {
     Ran r = ktune("tune " + kVecSpec + " " + bad + " --db " + (dir_ / "bad.db").string(), true);
     EXPECT_EQ(r.status, 2) << bad << "\n" << r.out;
   }
+}
+
+// Kernel Tuner's hyper-parameter tuning records a `score` per setting of a
+// strategy's options (higher is better, here negative) and no time, in its
+// cache and T4 files; its T1 files say Language Hypertuner. Replays and
+// comparisons rank by the recorded score; a record with neither is refused
+// with its line; `best`, which ranks by time, says why it finds none.
+TEST_F(Cli, AHyperParameterRecordingIsReplayedByItsRecordedScore) {
+  const fs::path t1 = dir_ / "meta_anneal.json";
+  std::ofstream(t1) << R"json({
+  "General": {"BenchmarkName": "hyper_anneal", "OutputFormat": "JSON"},
+  "ConfigurationSpace": {"TuningParameters": [
+    {"Name": "restarts", "Type": "int", "Values": "[1, 2, 4]", "Default": 2},
+    {"Name": "cooling", "Type": "float", "Values": "[0.9, 0.95, 0.99]", "Default": 0.95},
+    {"Name": "neighbour", "Type": "string", "Values": "['Hamming', 'adjacent']", "Default": "Hamming"}],
+    "Conditions": []},
+  "KernelSpecification": {"Language": "Hypertuner", "KernelName": "hyper_anneal", "KernelFile": "dummy.cu",
+    "LocalSize": {"X": "block_size_x", "Y": "1", "Z": "1"}, "GridDivX": ["block_size_x", "tile_size_x"],
+    "ProblemSize": [4096, 1, 1], "Arguments": []}
+})json";
+  // score: -0.25 at (2, 0.95, adjacent), lower the further from it.
+  nlohmann::json cache = {{"device_name", "x86_64"}, {"kernel_name", "hyper_anneal"}, {"problem_size", nlohmann::json::array()},
+                          {"tune_params_keys", {"restarts", "cooling", "neighbour"}},
+                          {"tune_params", {{"restarts", {1, 2, 4}}, {"cooling", {0.9, 0.95, 0.99}},
+                                           {"neighbour", {"Hamming", "adjacent"}}}},
+                          {"objective", "score"}, {"cache", nlohmann::json::object()}};
+  nlohmann::json t4 = {{"metadata", {{"timeunit", "milliseconds"}}}, {"results", nlohmann::json::array()},
+                       {"schema_version", "1.0.0"}};
+  for (int r : {1, 2, 4})
+    for (const char* c : {"0.9", "0.95", "0.99"})
+      for (const char* n : {"Hamming", "adjacent"}) {
+        const double score = -0.25 - 0.2 * std::abs(r - 2) - std::abs(std::stod(c) - 0.95) * 10 -
+                             (std::string(n) == "Hamming" ? 0.1 : 0);
+        const std::string key = std::to_string(r) + "," + c + "," + n;
+        cache["cache"][key] = {{"restarts", r}, {"cooling", std::stod(c)}, {"neighbour", n}, {"score", score},
+                               {"scores", {score}}, {"benchmark_time", 1.5e6}, {"compile_time", 40.0}};
+        t4["results"].push_back({{"configuration", {{"restarts", r}, {"cooling", std::stod(c)}, {"neighbour", n}}},
+                                 {"times", {{"compilation", 40.0}, {"runtimes", {1.5e6}}}},
+                                 {"invalidity", "correct"}, {"correctness", 1},
+                                 {"measurements", {{{"name", "score"}, {"value", score}, {"unit", ""}}}},
+                                 {"objectives", {"score"}}});
+      }
+  const fs::path kt = dir_ / "hyper_cache.json", t4file = dir_ / "hyper_T4.json";
+  std::ofstream(kt) << cache.dump(1);
+  std::ofstream(t4file) << t4.dump(1);
+
+  for (const fs::path& data : {kt, t4file}) {
+    const Ran cmp = ktune("strategies compare " + t1.string() + " --simulate " + data.string() +
+                         " --strategies portfolio,random_sample --runs 3 --max-fevals 18 --json");
+    ASSERT_EQ(cmp.status, 0) << data << ktune("strategies compare " + t1.string() + " --simulate " + data.string() +
+                                              " --runs 1 --strategies random_sample", true).out;
+    const auto c = nlohmann::json::parse(cmp.out);
+    EXPECT_DOUBLE_EQ(c["optimum"].get<double>(), -0.25) << data;
+    EXPECT_TRUE(c["higher_is_better"].get<bool>());
+    EXPECT_EQ(c["valid"].get<int>(), 18);
+    // Fractions of the optimum stay within [0, 1] for negative scores (a
+    // ratio to the optimum, -0.45 / -0.25, would put a worse one above 1).
+    for (const auto& strategy : c["strategies"]) {
+      const auto& at10 = strategy["fraction_at_budget"]["10"];
+      EXPECT_LE(at10["max"].get<double>(), 1.0) << strategy["name"];
+      EXPECT_GE(at10["min"].get<double>(), 0.0) << strategy["name"];
+    }
+  }
+  const Ran run = ktune("tune " + t1.string() + " --simulate " + kt.string() +
+                        " --strategy brute_force --json --db " + db_);
+  ASSERT_EQ(run.status, 0) << run.out;
+  const auto best = nlohmann::json::parse(run.out)["best"];
+  EXPECT_EQ(best[0]["config"]["restarts"].get<int>(), 2);
+  EXPECT_EQ(best[0]["config"]["neighbour"].get<std::string>(), "adjacent");
+  EXPECT_DOUBLE_EQ(best[0]["objective"].get<double>(), -0.25);
+  EXPECT_TRUE(best[0]["time_ms"].is_null());
+  EXPECT_TRUE(best[1]["ratio_to_best"].is_null());  // a ratio of negative scores would read as better
+  EXPECT_LT(best[1]["difference_to_best"].get<double>(), 0);
+  const Ran text = ktune("tune " + t1.string() + " --simulate " + kt.string() + " --strategy brute_force --db " + db_);
+  EXPECT_NE(text.out.find("-0.2500"), std::string::npos) << text.out;
+
+  // Imported, the results are there but `best` (by time) has none to rank.
+  const std::string imported = (dir_ / "imported.db").string();
+  ASSERT_EQ(ktune("import " + kt.string() + " --db " + imported).status, 0);
+  const Ran b = ktune("best --db " + imported, true);
+  EXPECT_EQ(b.status, 1);
+  EXPECT_NE(b.out.find("18 successful results match but record no time (recorded: score)"), std::string::npos) << b.out;
+
+  // A record with neither its time nor the cache's objective is no measurement.
+  std::string broken = cache.dump(1);
+  broken.replace(broken.find("\"score\": -0.25,"), 15, "");
+  std::ofstream(dir_ / "broken.json") << broken;
+  const Ran refused = ktune("import " + (dir_ / "broken.json").string() + " --db " + imported, true);
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.out.find("has neither a time nor a number for the cache's objective 'score'"), std::string::npos)
+      << refused.out;
 }
 
 }  // namespace

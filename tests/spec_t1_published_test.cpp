@@ -207,6 +207,11 @@ TEST(SpecT1Published, AHyperParameterSpaceIsReadAsKernelTunerReadsIt) {
   EXPECT_EQ(count_notes(s, "unknown name 'tile_size_x'"), 1u);
   EXPECT_EQ(count_notes(s, "the launch geometry is not used"), 1u);
   EXPECT_THROW(s.require_runnable(), Error);
+  // What Kernel Tuner's hyper-parameter tuning scores a setting by.
+  EXPECT_EQ(s.objective, "score");
+  EXPECT_TRUE(s.higher_is_better);
+  EXPECT_TRUE(s.objective_recorded);
+  EXPECT_EQ(count_notes(s, "the objective is the recorded 'score' (higher is better)"), 1u);
 
   // Listed twice with other values: which one is meant is unknown.
   std::string other = text;

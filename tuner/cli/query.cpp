@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <set>
 
 #include "db/roofline.h"
 #include "db/store.h"
@@ -172,6 +173,25 @@ int run_best(const QueryOptions& o) {
     if (!f.kernel.empty()) std::cerr << " kernel '" << f.kernel << "'";
     if (!f.device.empty()) std::cerr << " on '" << f.device << "'";
     std::cerr << '\n';
+    // Imported recordings of another objective (Kernel Tuner's hyper-parameter
+    // `score`) are successes without a time, which is what `best` ranks by.
+    db::Filter all = f;
+    all.limit = 0;
+    all.status = db::Status::Ok;
+    size_t untimed = 0;
+    std::set<std::string> names;
+    for (const db::ResultRow& r : store.results(all))
+      if (r.eval.status == db::Status::Ok && !r.eval.time_ms) {
+        ++untimed;
+        for (const auto& m : r.eval.metrics) names.insert(m.first);
+      }
+    if (untimed > 0) {
+      std::string recorded;
+      for (const std::string& n : names) recorded += (recorded.empty() ? "" : ", ") + n;
+      std::cerr << "ktune: " << untimed << " successful result" << (untimed == 1 ? "" : "s")
+                << " match but record no time (recorded: " << recorded
+                << "); `ktune best` ranks by time: `ktune tune SPEC --simulate DB` ranks them by the spec's objective\n";
+    }
     return 1;
   }
   return 0;

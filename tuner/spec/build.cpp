@@ -272,7 +272,7 @@ void compile_metrics(Draft& d, const expr::Scope& base) {
     scope.slots[m.name] = slot++;
   }
   const Spec& s = d.spec;
-  if (s.objective == "time" || s.objective == "energy") return;
+  if (s.objective == "time" || s.objective == "energy" || s.objective_recorded) return;
   for (const auto& m : s.metrics)
     if (m.name == s.objective) return;
   std::string known = "time, energy";

@@ -29,6 +29,7 @@ struct Draft {
   std::vector<Parameter> params;
   std::vector<SourceLocation> param_name_where;  // parallel to params
   SourceLocation objective_where;
+  bool objective_named = false;  // the file names its objective (T1: General.Objective)
   std::set<std::string> t1_noted;  // (context, key) pairs already noted by t1_map
   // spec.constants by name, extended as constants are added (see eval_constant).
   mutable std::map<std::string, Value, std::less<>> constant_index;

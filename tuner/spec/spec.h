@@ -175,6 +175,10 @@ struct Spec {
   std::vector<Metric> metrics;
   std::string objective = "time";  // "time", "energy" (J per launch) or a metric name
   bool higher_is_better = false;
+  // The objective is a value only recordings hold (a Kernel Tuner
+  // hyper-parameter recording's `score`): replays and comparisons read it,
+  // nothing can measure it.
+  bool objective_recorded = false;
   StrategySpec strategy;
   // Always passed as -D (T1 BenchmarkConfig entries, as BAT's runner does).
   std::vector<std::pair<std::string, Value>> fixed_defines;

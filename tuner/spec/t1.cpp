@@ -241,6 +241,7 @@ void read_objective(const Doc& general, Draft& draft) {
     return;
   }
   const std::string& name = need_string(*objective, "General.Objective");
+  draft.objective_named = true;
   const std::string lower = lowercase(name);
   const SourceLocation& where = minimize_doc ? minimize_doc->where : objective->where;
   if (lower == "time" || lower == "energy") {

@@ -246,6 +246,16 @@ void read_t1_kernel(const Doc& section, Draft& draft) {
     const std::string why = "Language '" + l->str() + "': ktune compiles and launches CUDA kernels only";
     draft.spec.notes.push_back(l->where.str() + ": " + why + "; the space can be counted, searched and replayed");
     draft.spec.not_runnable.push_back({"Language", draft.spec.path, l->where, why});
+    // Kernel Tuner's hyper-parameter tuning (hyper.py) scores each setting of
+    // a strategy's options by `score`, higher is better, and records no time:
+    // that is what its recordings are replayed by.
+    if (t1_word_is(l->str(), "Hypertuner") && !draft.objective_named) {
+      draft.spec.objective = "score";
+      draft.spec.higher_is_better = true;
+      draft.spec.objective_recorded = true;
+      draft.spec.notes.push_back(l->where.str() + ": Language 'Hypertuner': the objective is the recorded 'score' "
+                                 "(higher is better), as Kernel Tuner's hyper-parameter tuning scores a setting");
+    }
   }
   if (const Doc* t = d.find("KernelTypeNames"); t && !need_list(*t, "KernelTypeNames").items.empty())
     fail(t->where, "KernelTypeNames (fixed template types) are not supported");

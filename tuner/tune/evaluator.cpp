@@ -6,10 +6,14 @@
 namespace ktune {
 
 std::optional<double> objective_of(const Spec& spec, const db::Evaluation& e) {
-  if (e.status != db::Status::Ok || !e.time_ms) return std::nullopt;
-  if (spec.objective == "time") return *e.time_ms;
-  if (spec.objective == "energy") return e.energy_j;
+  if (e.status != db::Status::Ok) return std::nullopt;
+  if (spec.objective == "time") return e.time_ms;
+  if (spec.objective == "energy") return e.time_ms ? e.energy_j : std::nullopt;
+  // A recorded value first: a metric stored with the measurement, or an
+  // objective only recordings hold (Kernel Tuner's hyper-parameter `score`,
+  // recorded without a time).
   if (auto it = e.metrics.find(spec.objective); it != e.metrics.end()) return it->second;
+  if (!e.time_ms) return std::nullopt;
   return spec.objective_value(e.config, *e.time_ms, e.energy_j);
 }
 

@@ -36,7 +36,8 @@ struct Measured {
 };
 
 // The spec's objective for a stored or fresh evaluation: its time, the
-// recorded metric of that name, else the metric computed from its time;
+// recorded metric of that name (with or without a time: an objective only
+// recordings hold has none), else the metric computed from its time;
 // nullopt for a failed evaluation.
 std::optional<double> objective_of(const Spec& spec, const db::Evaluation& e);
 

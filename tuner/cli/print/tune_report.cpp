@@ -121,8 +121,16 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
     for (size_t i = 0; i < r.size() && i < static_cast<size_t>(top); ++i) {
       cli::Json c = cli::Json::object();
       for (size_t p = 0; p < params.size(); ++p) c[params[p].name] = cli::to_json(r[i]->config[p]);
-      cli::Json row = {{"config", c}, {"time_ms", *r[i]->time_ms}, {"objective", *objective_of(*spec_, *r[i])},
-                       {"ratio_to_best", *objective_of(*spec_, *r[0]) / *objective_of(*spec_, *r[i])}};
+      const double value = *objective_of(*spec_, *r[i]), top_value = *objective_of(*spec_, *r[0]);
+      // The share of the best's objective (1 for the best, below it for the
+      // rest), where both are positive; the difference otherwise.
+      cli::Json row = {{"config", c},
+                       {"time_ms", r[i]->time_ms ? cli::Json(*r[i]->time_ms) : cli::Json()},
+                       {"objective", value},
+                       {"ratio_to_best", value > 0 && top_value > 0
+                                             ? cli::Json(spec_->higher_is_better ? value / top_value : top_value / value)
+                                             : cli::Json()},
+                       {"difference_to_best", value - top_value}};
       if (!r[i]->metrics.empty()) row["metrics"] = r[i]->metrics;
       row["samples"] = r[i]->sample_count;
       if (auto n = noise_of(*r[i])) row["noise"] = *n;
@@ -164,11 +172,19 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   std::vector<std::string> header{"#", "configuration", "time ms", "noise"};
   if (!confirmed_.empty()) header.push_back("re-measured");
   for (const auto& m : spec_->metrics) header.push_back(m.name);
+  if (spec_->objective_recorded) header.push_back(spec_->objective);
   header.push_back("vs best");
+  // A ratio to the best says how much slower only where every value is
+  // positive; a recorded score of -0.39 against a best of -0.33 is told as
+  // the difference.
+  const size_t shown = std::min(r.size(), static_cast<size_t>(std::max(top, 0)));
+  bool positive = true;
+  for (size_t i = 0; i < shown; ++i) positive = positive && *objective_of(*spec_, *r[i]) > 0;
   Table t(header);
-  for (size_t i = 0; i < r.size() && i < static_cast<size_t>(top); ++i) {
+  for (size_t i = 0; i < shown; ++i) {
     const std::optional<double> noise = noise_of(*r[i]);
-    std::vector<std::string> row{std::to_string(i + 1), db::config_key(r[i]->config), fixed(*r[i]->time_ms, 4),
+    std::vector<std::string> row{std::to_string(i + 1), db::config_key(r[i]->config),
+                                 r[i]->time_ms ? fixed(*r[i]->time_ms, 4) : "-",
                                  noise ? fixed(100 * *noise, 1) + "% of " + std::to_string(r[i]->sample_count) : "-"};
     if (!confirmed_.empty()) {
       auto it = confirmed_.find(db::config_key(r[i]->config));
@@ -178,8 +194,10 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
       auto it = r[i]->metrics.find(m.name);
       row.push_back(it == r[i]->metrics.end() ? "-" : fixed(it->second, 1));
     }
-    const double ratio = spec_->higher_is_better ? *objective_of(*spec_, *r[i]) / *objective_of(*spec_, *r[0]) : *objective_of(*spec_, *r[0]) / *objective_of(*spec_, *r[i]);
-    row.push_back(fixed(100 * ratio, 1) + "%");
+    const double value = *objective_of(*spec_, *r[i]), best = *objective_of(*spec_, *r[0]);
+    if (spec_->objective_recorded) row.push_back(fixed(value, 4));
+    if (positive) row.push_back(fixed(100 * (spec_->higher_is_better ? value / best : best / value), 1) + "%");
+    else row.push_back(fixed(value - best, 4));
     t.add(row);
   }
   std::string names;
