@@ -12,15 +12,18 @@
 // shared `initial_samples`. With the defaults it is ktune's default strategy
 // (search/registry.cpp).
 //
-// `explore` gives a fixed share of the proposals to uniform random picks.
 // Members fed each other's results can all polish one region: on Kernel
 // Tuner's pnpoly (RTX 3090) the best method for short tiles levels off at
 // 0.87 of the optimum, the method that reaches it is the slowest until the
-// longest tiles, and every member keeps improving block sizes by a per cent
-// around 0.87 while random search, with 3% of the space at 0.9 or more, gets
-// past it. Random picks bring in what no member would try; they cost on
-// kernels whose models are right (docs/strategies.md has both), so the
-// default has none.
+// longest tiles, and every member keeps proposing around 0.87 while random
+// search, with 3% of the space at 0.9 or more, gets past it. Random picks
+// bring in what no member would try. A fixed share of them (`explore`, 0 by
+// default) costs where the members' models are right; once `stalled_after`
+// results in a row have not improved on the best, `explore_stalled` of the
+// proposals are random picks until one does. A run that still improves
+// (the A100 convolution, whose best climbs in steps to 200 evaluations)
+// rarely stalls that long; one polishing a trap does at once
+// (docs/strategies.md, "eighteenth session").
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
@@ -152,11 +155,15 @@ class FeatureRounds {
   std::exception_ptr failure_;  // the last round's
 };
 
-// `explore`'s picks: uniform over the configurations not measured yet. With
-// compile features (a GPU run) twice as many are drawn and their features
-// asked for with the members' (one compile round, so they are compiled
-// ahead, as the members' are), and those the compiler condemns (no compile,
-// spills) are passed over: random search among what can run well.
+// The random picks (`explore`, `explore_stalled`): uniform over the
+// configurations not measured yet. With compile features (a GPU run) twice
+// as many are drawn and their features asked for with the members' (one
+// compile round, so they are compiled ahead, as the members' are), and
+// those the compiler condemns (no compile, spills) are passed over: random
+// search among what can run well. Where all of a draw are condemned (one
+// pick wanted, two drawn, on a space where many fail) more are drawn, a few
+// rounds at most; then none is proposed this time, and the members' picks
+// fill the batch.
 class Explorer final : public StrategyBase {
  public:
   using StrategyBase::StrategyBase;
@@ -164,7 +171,19 @@ class Explorer final : public StrategyBase {
  private:
   std::vector<Config> next_wave(size_t max_batch) override {
     if (!context().features) return sample_unknown(max_batch);
-    return screened(sample_unknown(2 * max_batch), max_batch);
+    ConfigSet drawn;
+    std::vector<Config> clean;
+    for (int round = 0; round < 4 && clean.size() < max_batch; ++round) {
+      std::vector<Config> fresh;
+      for (Config& c : sample_unknown(2 * (max_batch - clean.size())))
+        if (drawn.insert(c).second) fresh.push_back(std::move(c));
+      if (fresh.empty()) break;
+      learn_features(fresh);
+      for (Config& c : fresh)
+        if (const StaticFeatures& f = features(c); f.compiled && f.spill_bytes == 0 && clean.size() < max_batch)
+          clean.push_back(std::move(c));
+    }
+    return clean;
   }
 };
 
@@ -173,7 +192,9 @@ class Portfolio final : public Strategy {
   explicit Portfolio(const StrategyContext& ctx)
       : every_(static_cast<size_t>(opt_int(ctx, "every"))),
         adaptive_(opt_choice(ctx, "share") == "adaptive"),
-        explore_(opt_float(ctx, "explore")) {
+        explore_(opt_float(ctx, "explore")),
+        explore_stalled_(opt_float(ctx, "explore_stalled")),
+        stalled_after_(static_cast<size_t>(opt_int(ctx, "stalled_after"))) {
     std::vector<std::string> names = {opt_choice(ctx, "first"), opt_choice(ctx, "second")};
     if (const std::string& third = opt_choice(ctx, "third"); third != "none") names.push_back(third);
     // The members share what the compile said of a configuration: on a GPU
@@ -215,7 +236,7 @@ class Portfolio final : public Strategy {
         for (const auto& [option, value] : it->second) m.options[option] = value;
       members_.push_back(make_strategy(name, m));
     }
-    if (explore_ > 0) members_.push_back(std::make_unique<Explorer>(member_context()));
+    if (explores()) members_.push_back(std::make_unique<Explorer>(member_context()));
     given_.assign(members_.size(), 0);
     credit_.assign(members_.size(), 0);
   }
@@ -231,8 +252,9 @@ class Portfolio final : public Strategy {
   // with what the last batch taught it; fixed shares give a batch to one
   // member. With `explore`, every (1/explore)-th slot, counted across
   // batches, is a uniform random pick instead, outside the shares: the
-  // opener still proposes first. A configuration two members propose is
-  // measured once.
+  // opener still proposes first; while stalled, `explore_stalled` is the
+  // share if it is larger. A configuration two members propose is measured
+  // once.
   std::vector<Config> propose(size_t max_batch) override {
     ++turn_;
     std::vector<size_t> slots(members_.size(), 0);
@@ -240,7 +262,7 @@ class Portfolio final : public Strategy {
     const bool by_slot = adaptive_ && every_ != 0;
     const size_t fixed = by_slot ? 0 : whose_turn(turn_, given_);
     for (size_t k = 0; k < max_batch; ++k) {
-      if (explore_ > 0 && (explored_ += explore_) >= 1) {
+      if (const double share = exploring(); share > 0 && (explored_ += share) >= 1) {
         explored_ -= 1;
         ++slots.back();
         continue;
@@ -279,12 +301,20 @@ class Portfolio final : public Strategy {
         if (s < best_) credit_[it->second] += 1;
         owner_.erase(it);
       }
+      since_best_ = s < best_ ? 0 : since_best_ + 1;
       best_ = std::min(best_, s);
     }
     for (auto& m : members_) m->observe(results);
   }
 
  private:
+  // Whether random picks can be due at all, and their share now.
+  bool explores() const { return explore_ > 0 || (explore_stalled_ > 0 && stalled_after_ > 0); }
+  double exploring() const {
+    const bool stalled = stalled_after_ > 0 && since_best_ >= stalled_after_;
+    return stalled ? std::max(explore_, explore_stalled_) : explore_;
+  }
+
   // Fixed shares: every `every`-th turn is the second member's (with a third,
   // the members take turns in order). Adaptive shares: each member's share of
   // the proposals follows its share of the improvements on the best so far
@@ -293,7 +323,7 @@ class Portfolio final : public Strategy {
   // starves; the turn goes to the member furthest below its share, the first
   // on a tie (it opens: a prior's picks).
   size_t whose_turn(size_t turn, const std::vector<double>& given_by) const {
-    const size_t n = members_.size() - (explore_ > 0 ? 1 : 0);
+    const size_t n = members_.size() - (explores() ? 1 : 0);
     if (every_ == 0) return 0;
     if (!adaptive_) return n == 2 ? (turn % every_ == 0 ? 1 : 0) : (turn - 1) % n;
     std::vector<double> share(n);
@@ -346,6 +376,9 @@ class Portfolio final : public Strategy {
   std::vector<double> credit_;  // of those, how many improved on the best so far
   double best_ = kFailed;
   double explore_;       // the share of the proposals drawn at random, by the last member
+  double explore_stalled_;  // that share while stalled
+  size_t stalled_after_;    // results in a row without a better one that make a stall (0: never)
+  size_t since_best_ = 0;   // results since the best last improved
   double explored_ = 0;  // random proposals due: a slot goes to the last member when this reaches 1
   std::unordered_map<Config, size_t, ConfigHash> owner_;  // proposals awaiting their result
 };
@@ -369,6 +402,11 @@ StrategyDef portfolio_def() {
            {"explore", OptionKind::Float, 0.0, 0, 0.5, {},
             "the share of proposals drawn uniformly at random from the configurations not yet measured, outside "
             "the members' shares (0: none)"},
+           {"explore_stalled", OptionKind::Float, 0.25, 0, 0.5, {},
+            "the share of such random picks once `stalled_after` results in a row have not improved on the best, "
+            "until one does (0: none)"},
+           {"stalled_after", OptionKind::Int, 30, 0, 1000000, {},
+            "results in a row without a better one after which `explore_stalled` applies (0: never)"},
            {"every", OptionKind::Int, 2, 0, 1000, {}, "share: fixed, two members: every how many proposals `second` takes (0, either share: the first member alone)"},
            {"initial_samples", OptionKind::Int, 0, 0, 100000, {},
             "random configurations measured first, for all members (0: each member's own default)"},
