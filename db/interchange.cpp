@@ -7,6 +7,7 @@
 
 #include "db/device_names.h"
 #include "db/kerneltuner.h"
+#include "db/ktt.h"
 #include "db/t4.h"
 #include "ktune/error.h"
 
@@ -24,6 +25,14 @@ bool looks_like_t4(const std::string& text) {
   std::string_view head(text.data(), std::min<size_t>(text.size(), 4096));
   return head.find("\"tune_params_keys\"") == std::string_view::npos && text.find("\"results\"") != std::string::npos &&
          text.find("\"schema_version\"") != std::string::npos;
+}
+
+// KTT's output names its sections with capitals ("Metadata", "Results"),
+// which neither Kernel Tuner format uses.
+bool looks_like_ktt(const std::string& text) {
+  std::string_view head(text.data(), std::min<size_t>(text.size(), 4096));
+  return head.find("\"tune_params_keys\"") == std::string_view::npos && text.find("\"Results\"") != std::string::npos &&
+         (head.find("\"KttVersion\"") != std::string_view::npos || head.find("\"Metadata\"") != std::string_view::npos);
 }
 
 std::string fnv1a_hex(const std::string& s) {
@@ -47,7 +56,8 @@ ResultSet read_results_file(const std::string& path) {
   std::string text = read_text_file(path);
   size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
   if (first == std::string::npos || text[first] != '{')
-    throw Error::bad_input("not a Kernel Tuner cache or T4 results file (expected a JSON object)", {path});
+    throw Error::bad_input("not a Kernel Tuner cache, T4 or KTT results file (expected a JSON object)", {path});
+  if (looks_like_ktt(text)) return parse_ktt(text, path);
   return looks_like_t4(text) ? parse_t4(text, path) : parse_kernel_tuner(text, path);
 }
 

@@ -754,4 +754,69 @@ TEST_F(Cli, AHyperParameterRecordingIsReplayedByItsRecordedScore) {
       << refused.out;
 }
 
+// KTT's output names Kernel Tuner's parameters in capitals and adds the
+// problem's constants as parameters of one value: a replay against the
+// spec's lower-case names reads them as the spec's (noted) and sets the
+// constant aside (noted); a name that matches nothing is still a mismatch.
+TEST_F(Cli, AKttRecordingReplaysAgainstTheSpecsNames) {
+  const fs::path t1 = dir_ / "scale_t1.json";
+  std::ofstream(t1) << R"json({
+  "General": {"BenchmarkName": "scale"},
+  "ConfigurationSpace": {"TuningParameters": [
+    {"Name": "block_size_x", "Type": "int", "Values": "[32, 64, 128, 256]"},
+    {"Name": "unroll", "Type": "int", "Values": "[1, 2, 4]"}], "Conditions": []},
+  "KernelSpecification": {"Language": "CUDA", "KernelName": "scale", "KernelFile": "scale.cu",
+    "GlobalSizeType": "CUDA", "LocalSize": {"X": "block_size_x", "Y": "1", "Z": "1"},
+    "GridDivX": ["block_size_x"], "ProblemSize": [4096, 1, 1], "Arguments": []}
+})json";
+  nlohmann::json ktt = {{"Metadata", {{"Device", "NVIDIA H100 80GB HBM3"}, {"KttVersion", "2.1.0"},
+                                      {"TimeUnit", "Nanoseconds"}}},
+                        {"Results", nlohmann::json::array()}};
+  for (int b : {32, 64, 128, 256})
+    for (int u : {1, 2, 4}) {
+      const bool fails = b == 256 && u == 4;
+      ktt["Results"].push_back(
+          {{"Configuration", {{{"Name", "BLOCK_SIZE_X"}, {"Value", b}, {"ValueType", "UnsignedInt"}},
+                              {{"Name", "UNROLL"}, {"Value", u}, {"ValueType", "UnsignedInt"}},
+                              {{"Name", "N"}, {"Value", 4096}, {"ValueType", "UnsignedInt"}}}},
+           {"ComputationResults", nlohmann::json::array()}, {"KernelName", "scale"},
+           {"Status", fails ? "ComputationFailed" : "Ok"},
+           {"TotalDuration", fails ? 0.0 : 1000.0 * (1 + std::abs(b - 128) / 32.0 + std::abs(u - 2))}});
+    }
+  const fs::path data = dir_ / "KTScaleOutput.json";
+  std::ofstream(data) << ktt.dump(2);
+  const Ran cmp = ktune("strategies compare " + t1.string() + " --simulate " + data.string() +
+                        " --strategies random_sample --runs 2 --max-fevals 5", true);
+  ASSERT_EQ(cmp.status, 0) << cmp.out;
+  EXPECT_NE(cmp.out.find("recorded parameter 'BLOCK_SIZE_X' is read as the spec's 'block_size_x' (the names differ "
+                         "in case only)"),
+            std::string::npos)
+      << cmp.out;
+  EXPECT_NE(cmp.out.find("recorded parameter 'N' holds one value (4096) in every record and is no parameter of the "
+                         "spec: set aside"),
+            std::string::npos)
+      << cmp.out;
+  EXPECT_NE(cmp.out.find("12 valid configurations (12 recorded, 1 of them failed); optimum 0.00100 ms"),
+            std::string::npos)
+      << cmp.out;
+  const Ran run = ktune("tune " + t1.string() + " --simulate " + data.string() +
+                        " --strategy brute_force --json --db " + db_);
+  ASSERT_EQ(run.status, 0) << run.out;
+  const auto best = nlohmann::json::parse(run.out)["best"][0];
+  EXPECT_EQ(best["config"]["block_size_x"].get<int>(), 128);
+  EXPECT_EQ(best["config"]["unroll"].get<int>(), 2);
+  EXPECT_DOUBLE_EQ(best["time_ms"].get<double>(), 0.001);
+
+  // A parameter of several values that the spec lacks is no constant to drop.
+  std::string other = ktt.dump(2);
+  for (size_t at = other.find("\"UNROLL\""); at != std::string::npos; at = other.find("\"UNROLL\"", at))
+    other.replace(at, 8, "\"UNROLL_Y\"");
+  std::ofstream(dir_ / "other.json") << other;
+  const Ran mismatch = ktune("strategies compare " + t1.string() + " --simulate " + (dir_ / "other.json").string() +
+                             " --strategies random_sample --runs 1", true);
+  EXPECT_EQ(mismatch.status, 2);
+  EXPECT_NE(mismatch.out.find("missing from the data: unroll; not in the spec: UNROLL_Y"), std::string::npos)
+      << mismatch.out;
+}
+
 }  // namespace

@@ -11,6 +11,7 @@
 #include "db/device_names.h"
 #include "db/interchange.h"
 #include "db/kerneltuner.h"
+#include "db/ktt.h"
 #include "db/t4.h"
 #include "ktune/error.h"
 #include "test_util.h"
@@ -469,4 +470,73 @@ TEST(Import, ARecordWithoutATimestampKeepsNone) {
   const auto rows = store.results({});
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].eval.timestamp, "");
+}
+
+// A KTT 2.x output file (a recording of our own making, shaped as KTT writes
+// one): Metadata with the device and time unit, one result per
+// configuration with its parameters as {Name, Value, ValueType}, its status
+// and its total duration; KTT's OpenCL names for the compiler's memories.
+TEST(Ktt, ReadsAnOutputFileAsKttWritesIt) {
+  const std::string text = R"json({
+  "Metadata": {"ComputeApi": "CUDA", "Device": "NVIDIA H100 80GB HBM3", "GlobalSizeType": "CUDA",
+               "KttVersion": "2.1.0", "Platform": "NVIDIA CUDA", "TimeUnit": "Microseconds"},
+  "Results": [
+    {"ComputationResults": [{"CompilationData": {"ConstantMemorySize": 0, "LocalMemorySize": 2048,
+       "MaxWorkGroupSize": 1024, "PrivateMemorySize": 8, "RegistersCount": 40}, "Duration": 1250.5,
+       "GlobalSize": {"X": 4096, "Y": 1, "Z": 1}, "KernelFunction": "scale", "LocalSize": {"X": 128, "Y": 1, "Z": 1},
+       "Overhead": 900.0}],
+     "Configuration": [{"Name": "BLOCK", "Value": 128, "ValueType": "UnsignedInt"},
+                       {"Name": "UNROLL", "Value": 2, "ValueType": "UnsignedInt"},
+                       {"Name": "N", "Value": 4096, "ValueType": "UnsignedInt"}],
+     "KernelName": "scale", "Status": "Ok", "TotalDuration": 1250.5},
+    {"ComputationResults": [],
+     "Configuration": [{"Name": "BLOCK", "Value": 1024, "ValueType": "UnsignedInt"},
+                       {"Name": "UNROLL", "Value": 4, "ValueType": "UnsignedInt"},
+                       {"Name": "N", "Value": 4096, "ValueType": "UnsignedInt"}],
+     "KernelName": "scale", "Status": "ComputationFailed", "TotalDuration": 0.0},
+    {"ComputationResults": [],
+     "Configuration": [{"Name": "BLOCK", "Value": 64, "ValueType": "UnsignedInt"},
+                       {"Name": "UNROLL", "Value": 8, "ValueType": "UnsignedInt"},
+                       {"Name": "N", "Value": 4096, "ValueType": "UnsignedInt"}],
+     "KernelName": "scale", "Status": "CompilationFailed", "TotalDuration": 0.0}
+  ]
+})json";
+  TempDir dir;
+  std::ofstream(dir.file("out.json")) << text;
+  const ResultSet rs = read_results_file(dir.file("out.json"));
+  EXPECT_EQ(rs.format, "ktt");
+  EXPECT_EQ(rs.device_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(rs.kernel_name, "scale");
+  EXPECT_EQ(rs.param_names, (std::vector<std::string>{"BLOCK", "UNROLL", "N"}));
+  ASSERT_EQ(rs.evaluations.size(), 3u);
+  const Evaluation& ok = rs.evaluations[0];
+  EXPECT_EQ(ok.status, Status::Ok);
+  EXPECT_DOUBLE_EQ(*ok.time_ms, 1.2505);  // microseconds
+  EXPECT_EQ(*ok.registers, 40);
+  EXPECT_EQ(*ok.shared_bytes, 2048);  // OpenCL's local memory
+  EXPECT_EQ(*ok.local_bytes, 8);      // OpenCL's private memory
+  EXPECT_EQ(rs.evaluations[1].status, Status::RuntimeError);
+  EXPECT_FALSE(rs.evaluations[1].time_ms);
+  EXPECT_EQ(rs.evaluations[2].status, Status::CompileError);
+
+  // Imported, it is one series of its device.
+  Store store(dir.file("k.db"));
+  import_file(store, dir.file("out.json"));
+  EXPECT_EQ(store.results({}).size(), 3u);
+
+  // Where a mistake would be a wrong answer: an unknown time unit or status,
+  // an Ok result without its duration; each at its line.
+  auto refused = [&](const std::string& from, const std::string& to) {
+    std::string bad = text;
+    bad.replace(bad.find(from), from.size(), to);
+    return ktune::testing::error_of([&] { parse_ktt(bad, "bad.json"); });
+  };
+  const Error unit = refused("\"Microseconds\"", "\"Ticks\"");
+  EXPECT_EQ(unit.where().line, 3) << unit.what();
+  EXPECT_NE(unit.message().find("Ticks"), std::string::npos);
+  const Error status = refused("\"ComputationFailed\"", "\"Lost\"");
+  EXPECT_NE(status.message().find("unknown Status \"Lost\""), std::string::npos) << status.what();
+  EXPECT_GT(status.where().line, 10);
+  const Error no_time = refused("\"Status\": \"Ok\", \"TotalDuration\": 1250.5", "\"Status\": \"Ok\"");
+  EXPECT_NE(no_time.message().find("Results[0] is Ok but has no TotalDuration"), std::string::npos) << no_time.what();
 }

@@ -137,6 +137,7 @@ int run_compare(const CompareCliOptions& o) {
   require_valid_configurations(spec);
   for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
   ReplayEvaluator replay(spec, o.simulate, o.device);
+  for (const std::string& n : replay.notes()) std::cerr << "ktune: note: " << n << '\n';
   const SearchSpace& space = spec.space();
   const ExhaustiveTable table = table_of(spec, replay);
   CompareOptions co = base_options(o, spec, replay);
@@ -264,6 +265,7 @@ int run_manifest(const CompareCliOptions& o) {
       require_valid_configurations(spec);
       for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << e.spec << ": " << n << '\n';
       ReplayEvaluator replay(spec, e.data, e.device);
+      for (const std::string& n : replay.notes()) std::cerr << "ktune: note: " << n << '\n';
       const ExhaustiveTable table = table_of(spec, replay);
       CompareOptions co = base_options(o, spec, replay);
       co.budgets = {20, 50, 100, 200};

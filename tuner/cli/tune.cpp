@@ -98,6 +98,7 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   if (!o.simulate.empty()) {
     if (o.gpus) throw Error::bad_input("--gpus measures on GPUs; a replay (--simulate) takes --workers N");
     auto replay = std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
+    for (const std::string& n : replay->notes()) std::cerr << "ktune: note: " << n << '\n';
     if (!o.workers) return replay;
     if (*o.workers < 1 || *o.workers > 1024) throw Error::bad_input("--workers: from 1 to 1024 simulated GPUs");
     return std::make_unique<PoolEvaluator>(std::move(replay), *o.workers);

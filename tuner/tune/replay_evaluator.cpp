@@ -1,6 +1,7 @@
 #include "tuner/tune/replay_evaluator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "db/interchange.h"
@@ -123,10 +124,12 @@ ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path,
   adopt(rs.param_names, std::move(rs.evaluations));
 }
 
-void ReplayEvaluator::adopt(const std::vector<std::string>& names, std::vector<db::Evaluation> evals) {
+void ReplayEvaluator::adopt(std::vector<std::string> names, std::vector<db::Evaluation> evals) {
   const SearchSpace& space = spec_->space();
-  std::set<std::string> recorded(names.begin(), names.end()), wanted;
+  std::set<std::string> wanted;
   for (const Parameter& p : space.parameters()) wanted.insert(p.name);
+  match_names(names, evals, wanted);
+  std::set<std::string> recorded(names.begin(), names.end());
   if (recorded != wanted) {
     std::set<std::string> missing, extra;
     std::set_difference(wanted.begin(), wanted.end(), recorded.begin(), recorded.end(),
@@ -150,6 +153,52 @@ void ReplayEvaluator::adopt(const std::vector<std::string>& names, std::vector<d
     e.config = space.values(*c);
     // Later records win, as a resumed run's would; each configuration counts once.
     if (records_.insert_or_assign(space.key(*c), std::move(e)).second && space.is_valid(*c)) ++recorded_valid_;
+  }
+}
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+// Other tools name the same parameters otherwise: KTT writes Kernel Tuner's
+// pnpoly as BLOCK_SIZE_X, TILE_SIZE, ... and adds the problem's constants
+// (VERTICES = 600) as parameters of one value. A recorded name the spec
+// lacks is read as the spec's name that differs from it in case only (when
+// that is the one such name); one that is still unknown and holds a single
+// value in every record is set aside. Each is noted; anything else stays a
+// mismatch.
+void ReplayEvaluator::match_names(std::vector<std::string>& names, std::vector<db::Evaluation>& evals,
+                                  const std::set<std::string>& wanted) {
+  for (std::string& n : names) {
+    if (wanted.count(n)) continue;
+    std::vector<std::string> same;
+    for (const std::string& w : wanted)
+      if (lower(w) == lower(n) && std::find(names.begin(), names.end(), w) == names.end()) same.push_back(w);
+    if (same.size() != 1) continue;
+    notes_.push_back(path_ + ": recorded parameter '" + n + "' is read as the spec's '" + same[0] +
+                     "' (the names differ in case only)");
+    n = same[0];
+  }
+  for (size_t k = names.size(); k-- > 0;) {
+    if (wanted.count(names[k])) continue;
+    const db::Evaluation* first = nullptr;
+    bool one_value = true;
+    for (const db::Evaluation& e : evals) {
+      if (e.config.size() != names.size()) continue;
+      if (!first) first = &e;
+      one_value = one_value && e.config[k] == first->config[k];
+    }
+    if (!first || !one_value) continue;
+    notes_.push_back(path_ + ": recorded parameter '" + names[k] + "' holds one value (" + first->config[k].str() +
+                     ") in every record and is no parameter of the spec: set aside");
+    for (db::Evaluation& e : evals)
+      if (e.config.size() == names.size()) e.config.erase(e.config.begin() + static_cast<std::ptrdiff_t>(k));
+    names.erase(names.begin() + static_cast<std::ptrdiff_t>(k));
   }
 }
 

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "db/record/record.h"
 #include "search/strategy/cost.h"
@@ -57,9 +59,14 @@ class ReplayEvaluator : public ConfigEvaluator {
   // compile time once, with the next evaluation, as a GPU host would compile
   // it then (see CompileLedger).
   std::vector<StaticFeatures> features(std::span<const Config> configs) override;
+  // What reading the recording took on trust (names matched ignoring case,
+  // single-valued parameters set aside), for the user.
+  const std::vector<std::string>& notes() const { return notes_; }
 
  private:
-  void adopt(const std::vector<std::string>& names, std::vector<db::Evaluation> evals);
+  void adopt(std::vector<std::string> names, std::vector<db::Evaluation> evals);
+  void match_names(std::vector<std::string>& names, std::vector<db::Evaluation>& evals,
+                   const std::set<std::string>& wanted);
 
   const Spec* spec_;
   std::string path_;
@@ -67,6 +74,7 @@ class ReplayEvaluator : public ConfigEvaluator {
   std::map<std::string, db::Evaluation> records_;
   uint64_t recorded_valid_ = 0;
   CompileLedger ledger_;  // feature compiles charged to the recorded time
+  std::vector<std::string> notes_;
 };
 
 }  // namespace ktune
