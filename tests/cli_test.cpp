@@ -743,6 +743,14 @@ TEST_F(Cli, AHyperParameterRecordingIsReplayedByItsRecordedScore) {
   const Ran b = ktune("best --db " + imported, true);
   EXPECT_EQ(b.status, 1);
   EXPECT_NE(b.out.find("18 successful results match but record no time (recorded: score)"), std::string::npos) << b.out;
+  // Given the spec, `best` ranks by its recorded score.
+  const Ran by_score = ktune("best " + t1.string() + " --json --db " + imported);
+  ASSERT_EQ(by_score.status, 0) << by_score.out;
+  const auto top = nlohmann::json::parse(by_score.out);
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0]["config"]["restarts"].get<int>(), 2);
+  EXPECT_EQ(top[0]["config"]["neighbour"].get<std::string>(), "adjacent");
+  EXPECT_DOUBLE_EQ(top[0]["metrics"]["score"].get<double>(), -0.25);
 
   // A record with neither its time nor the cache's objective is no measurement.
   std::string broken = cache.dump(1);

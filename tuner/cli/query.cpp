@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "db/roofline.h"
 #include "db/store.h"
@@ -13,6 +16,7 @@
 #include "tuner/cli/print/profile.h"
 #include "tuner/compile/occupancy.h"
 #include "tuner/spec/spec.h"
+#include "tuner/tune/evaluator.h"
 #include "tuner/cli/print/table.h"
 
 namespace ktune::cli {
@@ -162,11 +166,33 @@ db::Store open_for_query(const QueryOptions& o) {
   return db::Store(o.resolved_db(), so);
 }
 
+// The best of each series (kernel, device, problem size) by a spec's
+// objective that only recordings hold (a Kernel Tuner hyper-parameter
+// recording's score), in its direction; the store's best is by time.
+std::vector<db::ResultRow> best_by_recorded_objective(db::Store& store, db::Filter f, const Spec& spec) {
+  f.status = db::Status::Ok;
+  f.limit = 0;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<double, db::ResultRow>> best;
+  for (db::ResultRow& r : store.results(f)) {
+    const std::optional<double> v = objective_of(spec, r.eval);
+    if (!v) continue;
+    const auto key = std::make_tuple(r.series.kernel_id, r.series.device_id, r.series.psize_id);
+    auto it = best.find(key);
+    if (it == best.end() || (spec.higher_is_better ? *v > it->second.first : *v < it->second.first))
+      best.insert_or_assign(key, std::make_pair(*v, std::move(r)));
+  }
+  std::vector<db::ResultRow> out;
+  for (auto& [key, b] : best) out.push_back(std::move(b.second));
+  return out;
+}
+
 int run_best(const QueryOptions& o) {
   db::Store store = open_for_query(o);
   const db::Filter f = make_filter(o, store);
   store.require_known(f);
-  const auto rows = store.best(f);
+  std::optional<Spec> spec;
+  if (!o.spec.empty()) spec = load_spec(o.spec);
+  const auto rows = spec && spec->objective_recorded ? best_by_recorded_objective(store, f, *spec) : store.best(f);
   print_rows(rows, o.json, o.samples, db::Roofs(store));
   if (rows.empty()) {
     std::cerr << "ktune: no successful measurement matches";
@@ -185,12 +211,13 @@ int run_best(const QueryOptions& o) {
         ++untimed;
         for (const auto& m : r.eval.metrics) names.insert(m.first);
       }
-    if (untimed > 0) {
+    if (untimed > 0 && !(spec && spec->objective_recorded)) {
       std::string recorded;
       for (const std::string& n : names) recorded += (recorded.empty() ? "" : ", ") + n;
       std::cerr << "ktune: " << untimed << " successful result" << (untimed == 1 ? "" : "s")
                 << " match but record no time (recorded: " << recorded
-                << "); `ktune best` ranks by time: `ktune tune SPEC --simulate DB` ranks them by the spec's objective\n";
+                << "); `ktune best` ranks by time, `ktune best SPEC` by a recorded objective its spec names "
+                   "(a Hypertuner T1 file's score)\n";
     }
     return 1;
   }
