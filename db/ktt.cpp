@@ -28,7 +28,8 @@ double unit_factor_to_ms(const std::string& unit, const SourceLocation& where) {
   if (unit == "Microseconds") return 1e-3;
   if (unit == "Nanoseconds") return 1e-6;
   if (unit == "Seconds") return 1e3;
-  refuse(where, "Metadata.TimeUnit \"" + unit + "\" is none of KTT's (Nanoseconds, Microseconds, Milliseconds, Seconds)");
+  refuse(where, "Metadata.TimeUnit \"" + unit +
+                    "\" is none of KTT's (Nanoseconds, Microseconds, Milliseconds, Seconds)");
 }
 
 struct StatusName {
@@ -119,7 +120,8 @@ ResultSet parse_ktt(const std::string& text, const std::string& src) {
     for (size_t k = 0; k < e.config.size(); ++k) seen[k].push_back(e.config[k]);
     const Json& status = member(r, "Status", what, where);
     const std::string s = status.is_string() ? status.get<std::string>() : status.dump();
-    const auto found = std::find_if(std::begin(kStatus), std::end(kStatus), [&](const StatusName& n) { return s == n.name; });
+    const auto found =
+        std::find_if(std::begin(kStatus), std::end(kStatus), [&](const StatusName& n) { return s == n.name; });
     if (found == std::end(kStatus))
       refuse(at(doc, status, where), what + ": unknown Status " + status.dump() +
                                          " (expected Ok, ComputationFailed, CompilationFailed, ValidationFailed or "

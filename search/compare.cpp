@@ -277,7 +277,8 @@ CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, co
   for (double f : o.fractions) result.random_exact_to_fraction.push_back(random_to(l, f));
   // Every strategy and option is checked before the first replay: a typo in
   // the last of several names would otherwise surface after the others ran.
-  for (const StrategyRun& s : strategies) make_strategy(s.name, StrategyContext{&space, o.first_seed, s.options, {}, k_max, o.prior});
+  for (const StrategyRun& s : strategies)
+    make_strategy(s.name, StrategyContext{&space, o.first_seed, s.options, {}, k_max, o.prior});
   const size_t per = std::max<size_t>(o.runs, 1);
   size_t runs_done = 0;
   auto stopped = [&] { return o.interrupt && o.interrupt->load(); };

@@ -124,12 +124,11 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
       const double value = *objective_of(*spec_, *r[i]), top_value = *objective_of(*spec_, *r[0]);
       // The share of the best's objective (1 for the best, below it for the
       // rest), where both are positive; the difference otherwise.
+      const double share = spec_->higher_is_better ? value / top_value : top_value / value;
       cli::Json row = {{"config", c},
                        {"time_ms", r[i]->time_ms ? cli::Json(*r[i]->time_ms) : cli::Json()},
                        {"objective", value},
-                       {"ratio_to_best", value > 0 && top_value > 0
-                                             ? cli::Json(spec_->higher_is_better ? value / top_value : top_value / value)
-                                             : cli::Json()},
+                       {"ratio_to_best", value > 0 && top_value > 0 ? cli::Json(share) : cli::Json()},
                        {"difference_to_best", value - top_value}};
       if (!r[i]->metrics.empty()) row["metrics"] = r[i]->metrics;
       row["samples"] = r[i]->sample_count;
