@@ -180,6 +180,11 @@ SourceLocation LocatedJson::where(const Json& value) const {
   return lines_.at(it->second, source_);
 }
 
+SourceLocation LocatedJson::where(const Json& value, const SourceLocation& fallback) const {
+  SourceLocation w = where(value);
+  return w.line > 0 ? w : fallback;
+}
+
 std::optional<Value> parameter_value(const Json& j) {
   std::optional<Value> v;
   if (j.is_boolean() || j.is_string() || j.is_number_integer()) v = value_from_json(j);

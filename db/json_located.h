@@ -41,6 +41,9 @@ class LocatedJson {
   // Where a value of root() at depth 3 or less (the root is depth 0) was
   // written: its first character. Deeper values: the source alone.
   SourceLocation where(const Json& value) const;
+  // The same, or `fallback` (the enclosing record's) for a value too deep
+  // to have its own.
+  SourceLocation where(const Json& value, const SourceLocation& fallback) const;
   const std::string& source() const { return source_; }
 
  private:

@@ -17,11 +17,6 @@ namespace {
 
 [[noreturn]] void refuse(const SourceLocation& where, const std::string& why) { throw Error::bad_input(why, where); }
 
-SourceLocation at(const LocatedJson& doc, const Json& v, const SourceLocation& fallback) {
-  SourceLocation w = doc.where(v);
-  return w.line > 0 ? w : fallback;
-}
-
 // KTT's TimeUnit (Nanoseconds, Microseconds, Milliseconds, Seconds) in ms.
 double unit_factor_to_ms(const std::string& unit, const SourceLocation& where) {
   if (unit == "Milliseconds") return 1;
@@ -78,13 +73,13 @@ ResultSet parse_ktt(const std::string& text, const std::string& src) {
   rs.format = "ktt";
   double factor = 1;
   if (auto meta = j.find("Metadata"); meta != j.end()) {
-    if (!meta->is_object()) refuse(at(doc, *meta, top), "Metadata must be an object, not " + meta->dump());
+    if (!meta->is_object()) refuse(doc.where(*meta, top), "Metadata must be an object, not " + meta->dump());
     if (auto d = meta->find("Device"); d != meta->end() && d->is_string()) rs.device_name = d->get<std::string>();
     if (auto u = meta->find("TimeUnit"); u != meta->end()) {
-      if (!u->is_string()) refuse(at(doc, *u, top), "Metadata.TimeUnit must be a string, not " + u->dump());
-      factor = unit_factor_to_ms(u->get<std::string>(), at(doc, *u, top));
+      if (!u->is_string()) refuse(doc.where(*u, top), "Metadata.TimeUnit must be a string, not " + u->dump());
+      factor = unit_factor_to_ms(u->get<std::string>(), doc.where(*u, top));
     } else {
-      refuse(at(doc, *meta, top), "Metadata has no TimeUnit: the durations' unit is unknown");
+      refuse(doc.where(*meta, top), "Metadata has no TimeUnit: the durations' unit is unknown");
     }
   } else {
     refuse(top, "a KTT output file without Metadata: the durations' unit is unknown");
@@ -94,20 +89,20 @@ ResultSet parse_ktt(const std::string& text, const std::string& src) {
   for (size_t i = 0; i < results.size(); ++i) {
     const Json& r = results[i];
     const std::string what = "Results[" + std::to_string(i) + "]";
-    const SourceLocation where = at(doc, r, top);
+    const SourceLocation where = doc.where(r, top);
     if (!r.is_object()) refuse(where, what + " must be an object, not " + r.dump().substr(0, 60));
     if (rs.kernel_name.empty())
       if (auto k = r.find("KernelName"); k != r.end() && k->is_string()) rs.kernel_name = k->get<std::string>();
     const Json& config = member(r, "Configuration", what, where);
-    if (!config.is_array()) refuse(at(doc, config, where), what + ": Configuration must be a list of {Name, Value}");
+    if (!config.is_array()) refuse(doc.where(config, where), what + ": Configuration must be a list of {Name, Value}");
     Evaluation e;
     std::vector<std::string> names;
     for (const Json& p : config) {
       if (!p.is_object() || !p.contains("Name") || !p["Name"].is_string() || !p.contains("Value"))
-        refuse(at(doc, p, where), what + ": a Configuration entry needs a Name and a Value, not " + p.dump());
+        refuse(doc.where(p, where), what + ": a Configuration entry needs a Name and a Value, not " + p.dump());
       std::optional<Value> v = parameter_value(p["Value"]);
-      if (!v) refuse(at(doc, p, where), what + ": " + p["Name"].get<std::string>() + " = " + p["Value"].dump() +
-                                            " is not a number, bool or string");
+      if (!v) refuse(doc.where(p, where), what + ": " + p["Name"].get<std::string>() + " = " + p["Value"].dump() +
+                                               " is not a number, bool or string");
       names.push_back(p["Name"].get<std::string>());
       e.config.push_back(*v);
     }
@@ -123,15 +118,15 @@ ResultSet parse_ktt(const std::string& text, const std::string& src) {
     const auto found =
         std::find_if(std::begin(kStatus), std::end(kStatus), [&](const StatusName& n) { return s == n.name; });
     if (found == std::end(kStatus))
-      refuse(at(doc, status, where), what + ": unknown Status " + status.dump() +
-                                         " (expected Ok, ComputationFailed, CompilationFailed, ValidationFailed or "
-                                         "DeviceLimitsExceeded)");
+      refuse(doc.where(status, where), what + ": unknown Status " + status.dump() +
+                                           " (expected Ok, ComputationFailed, CompilationFailed, ValidationFailed or "
+                                           "DeviceLimitsExceeded)");
     e.status = found->status;
     if (e.status == Status::Ok) {
       // Stored as ok, a result is a measurement: never one without its time.
       auto d = r.find("TotalDuration");
       if (d == r.end()) refuse(where, what + " is Ok but has no TotalDuration");
-      e.time_ms = duration_value(*d, what + ": TotalDuration", at(doc, *d, where), factor);
+      e.time_ms = duration_value(*d, what + ": TotalDuration", doc.where(*d, where), factor);
       e.mean_ms = e.time_ms;
     } else {
       e.reason = "KTT: " + s;

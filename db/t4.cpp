@@ -43,17 +43,12 @@ double unit_factor_to_ms(const std::string& unit, const SourceLocation& where) {
 
 [[noreturn]] void refuse(const SourceLocation& where, const std::string& why) { throw Error::bad_input(why, where); }
 
-// The location of `v` when it has its own, else `fallback` (the result's).
-SourceLocation at(const LocatedJson& doc, const Json& v, const SourceLocation& fallback) {
-  SourceLocation w = doc.where(v);
-  return w.line > 0 ? w : fallback;
-}
-
 std::optional<double> time_field(const LocatedJson& doc, const Json& times, std::initializer_list<const char*> names,
                                  double factor, const std::string& result, const SourceLocation& where) {
   for (const char* n : names) {
     auto it = times.find(n);
-    if (it != times.end()) return duration_value(*it, result + ": times." + n, at(doc, *it, at(doc, times, where)), factor);
+    if (it != times.end())
+      return duration_value(*it, result + ": times." + n, doc.where(*it, doc.where(times, where)), factor);
   }
   return std::nullopt;
 }
@@ -62,20 +57,20 @@ std::string string_field(const LocatedJson& doc, const Json& obj, const char* ke
                          const SourceLocation& where) {
   auto it = obj.find(key);
   if (it == obj.end()) return "";
-  if (!it->is_string()) refuse(at(doc, *it, where), what + "." + key + " must be a string, not " + it->dump());
+  if (!it->is_string()) refuse(doc.where(*it, where), what + "." + key + " must be a string, not " + it->dump());
   return it->get<std::string>();
 }
 
 void read_measurements(const LocatedJson& doc, const Json& ms, double factor, const std::string& result,
                        const SourceLocation& where, Evaluation& e) {
-  if (!ms.is_array()) refuse(at(doc, ms, where), result + ": measurements must be a list, not " + ms.dump());
+  if (!ms.is_array()) refuse(doc.where(ms, where), result + ": measurements must be a list, not " + ms.dump());
   for (size_t i = 0; i < ms.size(); ++i) {
     const Json& m = ms[i];
     const std::string what = result + ": measurements[" + std::to_string(i) + "]";
-    if (!m.is_object()) refuse(at(doc, ms, where), what + " must be an object, not " + m.dump());
+    if (!m.is_object()) refuse(doc.where(ms, where), what + " must be an object, not " + m.dump());
     auto name = m.find("name");
     auto v = m.find("value");
-    if (name == m.end() || !name->is_string()) refuse(at(doc, ms, where), what + " has no name");
+    if (name == m.end() || !name->is_string()) refuse(doc.where(ms, where), what + " has no name");
     // A failed result's measurement may be the failure's name in place of a
     // number (Kernel Tuner writes "RuntimeFailedConfig", "CompilationFailedConfig"):
     // its reason. A number is what a result that ran must have.
@@ -83,11 +78,11 @@ void read_measurements(const LocatedJson& doc, const Json& ms, double factor, co
       if (e.reason.empty()) e.reason = v->get<std::string>();
       continue;
     }
-    if (v == m.end() || !v->is_number()) refuse(at(doc, ms, where), what + " has no numeric value");
-    const std::string unit = string_field(doc, m, "unit", what, at(doc, ms, where));
+    if (v == m.end() || !v->is_number()) refuse(doc.where(ms, where), what + " has no numeric value");
+    const std::string unit = string_field(doc, m, "unit", what, doc.where(ms, where));
     if (*name == "time") {
-      e.time_ms = duration_value(*v, what + " (time)", at(doc, ms, where),
-                                 unit.empty() ? factor : unit_factor_to_ms(unit, at(doc, ms, where)));
+      e.time_ms = duration_value(*v, what + " (time)", doc.where(ms, where),
+                                 unit.empty() ? factor : unit_factor_to_ms(unit, doc.where(ms, where)));
       continue;
     }
     const double value = v->get<double>();
@@ -96,20 +91,21 @@ void read_measurements(const LocatedJson& doc, const Json& ms, double factor, co
 }
 
 Evaluation read_result(const LocatedJson& doc, const Json& r, const ResultSet& rs, double factor, size_t index) {
-  const SourceLocation where = at(doc, r, SourceLocation{doc.source()});
+  const SourceLocation where = doc.where(r, SourceLocation{doc.source()});
   const std::string result = "results[" + std::to_string(index) + "]";
   if (!r.is_object()) refuse(where, result + " is not an object");
   for (const char* req : {"configuration", "times", "invalidity"})
     if (!r.contains(req)) refuse(where, result + " has no \"" + req + "\"");
   Evaluation e;
   const Json& cfg = r["configuration"];
-  if (!cfg.is_object()) refuse(at(doc, cfg, where), result + ": configuration must be an object");
+  if (!cfg.is_object()) refuse(doc.where(cfg, where), result + ": configuration must be an object");
   for (size_t i = 0; i < rs.param_names.size(); ++i) {
     auto it = cfg.find(rs.param_names[i]);
-    if (it == cfg.end()) refuse(at(doc, cfg, where), result + ": configuration has no value for " + rs.param_names[i]);
+    if (it == cfg.end())
+      refuse(doc.where(cfg, where), result + ": configuration has no value for " + rs.param_names[i]);
     std::optional<Value> v = parameter_value(*it);
-    if (!v) refuse(at(doc, cfg, where), result + ": " + rs.param_names[i] + " = " + it->dump() +
-                                            " is not a number, bool or string");
+    if (!v) refuse(doc.where(cfg, where), result + ": " + rs.param_names[i] + " = " + it->dump() +
+                                              " is not a number, bool or string");
     e.config.push_back(detail::coerce(*v, rs.param_types[i]));
   }
   const Json& invalidity = r["invalidity"];
@@ -117,27 +113,27 @@ Evaluation read_result(const LocatedJson& doc, const Json& r, const ResultSet& r
   auto found = std::find_if(std::begin(kInvalidity), std::end(kInvalidity),
                             [&](const InvalidityName& i) { return invalidity.is_string() && inv == i.name; });
   if (found == std::end(kInvalidity))
-    refuse(at(doc, invalidity, where),
+    refuse(doc.where(invalidity, where),
            result + ": unknown invalidity " + invalidity.dump() +
                " (expected correct, compile, runtime, constraints, timeout or correctness)");
   e.status = found->status;
   if (auto c = r.find("correctness"); c != r.end()) {
-    if (!c->is_number()) refuse(at(doc, *c, where), result + ": correctness must be a number, not " + c->dump());
+    if (!c->is_number()) refuse(doc.where(*c, where), result + ": correctness must be a number, not " + c->dump());
     if (e.status == Status::Ok && c->get<double>() == 0) e.status = Status::WrongResult;
   }
 
   const Json& t = r["times"];
-  if (!t.is_object()) refuse(at(doc, t, where), result + ": times must be an object, not " + t.dump());
+  if (!t.is_object()) refuse(doc.where(t, where), result + ": times must be an object, not " + t.dump());
   for (const EvaluationField& f : evaluation_fields())
     if (!is_observer(f) && *f.t4) f.set(e, time_field(doc, t, {f.t4}, factor, result, where));
   // Other producers' spellings of times ktune writes under T4's own names.
   if (!e.compile_ms) e.compile_ms = time_field(doc, t, {"compilation"}, factor, result, where);
   e.benchmark_ms = time_field(doc, t, {"benchmark"}, factor, result, where);
   if (auto it = t.find("runtimes"); it != t.end()) {
-    if (!it->is_array()) refuse(at(doc, t, where), result + ": times.runtimes must be a list, not " + it->dump());
+    if (!it->is_array()) refuse(doc.where(t, where), result + ": times.runtimes must be a list, not " + it->dump());
     for (size_t i = 0; i < it->size(); ++i)
       e.samples.push_back(duration_value((*it)[i], result + ": times.runtimes[" + std::to_string(i) + "]",
-                                         at(doc, t, where), factor));
+                                         doc.where(t, where), factor));
   }
   if (auto m = r.find("measurements"); m != r.end()) read_measurements(doc, *m, factor, result, where, e);
   // Stored as ok, a result is a measurement: never one without its time, or
@@ -190,23 +186,23 @@ ResultSet parse_results(const std::string& text, const std::string& src) {
   const Json no_metadata = Json::object();
   const Json& meta = j.contains("metadata") ? j["metadata"] : no_metadata;
   if (!meta.is_object()) refuse(doc.where(meta), "metadata must be an object, not " + meta.dump());
-  const SourceLocation meta_where = at(doc, meta, doc.where(j));
+  const SourceLocation meta_where = doc.where(meta, doc.where(j));
   std::string unit = string_field(doc, meta, "timeunit", "metadata", meta_where);
   double factor = unit_factor_to_ms(unit.empty() ? "milliseconds" : unit, meta_where);
   rs.device_name = string_field(doc, meta, "device_name", "metadata", meta_where);
   rs.kernel_name = string_field(doc, meta, "kernel_name", "metadata", meta_where);
   if (auto ps = meta.find("problem_size"); ps != meta.end()) {
-    if (!ps->is_array()) refuse(at(doc, *ps, meta_where), "metadata.problem_size must be a list of extents");
+    if (!ps->is_array()) refuse(doc.where(*ps, meta_where), "metadata.problem_size must be a list of extents");
     for (const Json& x : *ps) {
       std::optional<int64_t> v = extent_value(x);
-      if (!v) refuse(at(doc, *ps, meta_where),
+      if (!v) refuse(doc.where(*ps, meta_where),
                      "metadata.problem_size extent " + x.dump() + " is not a positive integer below 2^63");
       rs.problem_size.push_back(*v);
     }
     try {
       rs.problem_size = canonical_problem_size(rs.problem_size);
     } catch (const Error& e) {
-      refuse(at(doc, *ps, meta_where), e.message());
+      refuse(doc.where(*ps, meta_where), e.message());
     }
   }
   const Json& results = j["results"];

@@ -42,10 +42,11 @@ void add_common(CLI::App* sub, QueryOptions& o) {
   sub->add_flag("--json", o.json, "machine-readable output");
 }
 
-db::Filter make_filter(const QueryOptions& o, db::Store& store) {
+// `spec`: o.spec loaded, where the caller needs more of it than the kernel's name.
+db::Filter make_filter(const QueryOptions& o, db::Store& store, const std::optional<Spec>& spec = std::nullopt) {
   db::Filter f;
   f.kernel = o.kernel;
-  if (!o.spec.empty() && f.kernel.empty()) f.kernel = load_spec(o.spec).kernel.name;
+  if (!o.spec.empty() && f.kernel.empty()) f.kernel = spec ? spec->kernel.name : load_spec(o.spec).kernel.name;
   f.device = resolved_device(store, o.device);
   if (!o.arch.empty()) f.compute_capability = Arch::parse(o.arch).sm;
   if (!o.problem_size.empty()) f.problem_size = problem_size_option(o.problem_size);
@@ -188,10 +189,10 @@ std::vector<db::ResultRow> best_by_recorded_objective(db::Store& store, db::Filt
 
 int run_best(const QueryOptions& o) {
   db::Store store = open_for_query(o);
-  const db::Filter f = make_filter(o, store);
-  store.require_known(f);
   std::optional<Spec> spec;
   if (!o.spec.empty()) spec = load_spec(o.spec);
+  const db::Filter f = make_filter(o, store, spec);
+  store.require_known(f);
   const auto rows = spec && spec->objective_recorded ? best_by_recorded_objective(store, f, *spec) : store.best(f);
   print_rows(rows, o.json, o.samples, db::Roofs(store));
   if (rows.empty()) {

@@ -17,6 +17,13 @@ std::optional<double> noise_of(const db::Evaluation& e) {
   return *e.stddev_ms / *e.mean_ms;
 }
 
+// The share of the best's objective a result reaches, in either direction
+// (1 for the best, below 1 for the rest); a measure only where both values
+// are positive.
+double share_of_best(const Spec& spec, double value, double best) {
+  return spec.higher_is_better ? value / best : best / value;
+}
+
 }  // namespace
 
 TuneReport::TuneReport(const Spec& spec, bool interactive) : spec_(&spec), interactive_(interactive) {}
@@ -122,13 +129,11 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
       cli::Json c = cli::Json::object();
       for (size_t p = 0; p < params.size(); ++p) c[params[p].name] = cli::to_json(r[i]->config[p]);
       const double value = *objective_of(*spec_, *r[i]), top_value = *objective_of(*spec_, *r[0]);
-      // The share of the best's objective (1 for the best, below it for the
-      // rest), where both are positive; the difference otherwise.
-      const double share = spec_->higher_is_better ? value / top_value : top_value / value;
       cli::Json row = {{"config", c},
                        {"time_ms", r[i]->time_ms ? cli::Json(*r[i]->time_ms) : cli::Json()},
                        {"objective", value},
-                       {"ratio_to_best", value > 0 && top_value > 0 ? cli::Json(share) : cli::Json()},
+                       {"ratio_to_best", value > 0 && top_value > 0 ? cli::Json(share_of_best(*spec_, value, top_value))
+                                                                    : cli::Json()},
                        {"difference_to_best", value - top_value}};
       if (!r[i]->metrics.empty()) row["metrics"] = r[i]->metrics;
       row["samples"] = r[i]->sample_count;
@@ -195,7 +200,7 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
     }
     const double value = *objective_of(*spec_, *r[i]), best = *objective_of(*spec_, *r[0]);
     if (spec_->objective_recorded) row.push_back(fixed(value, 4));
-    if (positive) row.push_back(fixed(100 * (spec_->higher_is_better ? value / best : best / value), 1) + "%");
+    if (positive) row.push_back(fixed(100 * share_of_best(*spec_, value, best), 1) + "%");
     else row.push_back(fixed(value - best, 4));
     t.add(row);
   }
