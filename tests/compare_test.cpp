@@ -477,5 +477,20 @@ TEST(Compare, AnUnknownStrategyIsRefusedBeforeAnyRun) {
   EXPECT_EQ(progressed, 0u);
 }
 
+// Powers of two (search_landscapes.h, like the W6600's convolution): a block
+// width that is no power of two, or a tile of 3, is thirty times slower. A
+// tree on value indices needs a split per value to keep 16, 32, 64, 128 and
+// 256 apart from the widths between them; with its power-of-two columns
+// (the default) the forest's median run is at 0.95 of the optimum by 60
+// evaluations and at the optimum by 100, without them below 0.9 at both.
+TEST(Compare, ForestSplitsOnWhetherAValueIsAPowerOfTwo) {
+  const CompareResult r = twenty_runs(powers_space(), powers,
+                                      {{"forest", {}, ""}, {"forest", {{"power_of_two", Value(false)}}, "indices"}},
+                                      {60, 100});
+  EXPECT_GT(*r.strategies[0].fraction_at_budget[0].second.median, 0.95);
+  EXPECT_DOUBLE_EQ(*r.strategies[0].fraction_at_budget[1].second.median, 1.0);
+  for (size_t b = 0; b < 2; ++b) EXPECT_LT(*r.strategies[1].fraction_at_budget[b].second.median, 0.9) << b;
+}
+
 }  // namespace
 }  // namespace ktune

@@ -5,7 +5,14 @@
 // results heard (log run times, or ranks on flat landscapes: the targets of
 // model_rank's GP, failures at the worst successful value); a tree splits on
 // the value index of one parameter at a time, wherever the squared error
-// drops most. Each node chooses among `split_features` of the parameters
+// drops most. With `power_of_two`, an integer parameter whose values mix
+// powers of two with others (block widths 16, 32, 48, ... 256; tiles 1 to 4)
+// also gives a column saying whether its value is one: on AMD GPUs the
+// convolution's blocks 16, 32, 64, 128 and 256 wide run up to fifty times
+// faster than the 48, 80, 96 ... between them, and so does a tile of 4 rather
+// than 3. A split on an ordered index keeps neighbours together and needs
+// one split per value to pick out {16, 32, 64, 128, 256}; the column does it
+// in one. Each node chooses among `split_features` of the parameters
 // drawn at random: trees that all see every parameter split first on the
 // same strongest one and agree, so their spread vanishes where nothing was
 // measured and the expected improvement keeps to the first good region; on
@@ -43,9 +50,9 @@ namespace {
 // O(parameters x sample x depth) rather than a sort at every node.
 class RegressionTree {
  public:
-  // rows: n rows of d value indices; y: n targets; sample: the rows to fit
-  // (with repeats); features: the columns worth splitting on; tried: how
-  // many of them each node chooses among, drawn with rng.
+  // rows: n rows of d columns; y: n targets; sample: the rows to fit (with
+  // repeats); features: the columns worth splitting on; tried: how many of
+  // them each node chooses among, drawn with rng.
   void fit(const std::vector<double>& rows, size_t d, std::span<const double> y, const std::vector<size_t>& sample,
            const std::vector<size_t>& features, size_t tried, std::mt19937_64& rng) {
     nodes_.clear();
@@ -168,9 +175,16 @@ class RandomForest final : public StrategyBase {
         xi_(opt_float(ctx, "xi")) {
     initial_ = design_size(initial_);
     prior_design_ = prior_design(initial_);
-    for (size_t f = 0; f < ctx.space->parameters().size(); ++f)
-      if (ctx.space->parameters()[f].values.size() > 1) varying_.push_back(f);
-    tried_ = std::max<size_t>(1, size_t(std::ceil(opt_float(ctx, "split_features") * double(varying_.size()))));
+    const std::vector<Parameter>& ps = ctx.space->parameters();
+    for (size_t f = 0; f < ps.size(); ++f)
+      if (ps[f].values.size() > 1) columns_.push_back(f);
+    if (opt_bool(ctx, "power_of_two"))
+      for (size_t f = 0; f < ps.size(); ++f)
+        if (mixes_powers_of_two(ps[f].values)) {
+          columns_.push_back(ps.size() + power_columns_.size());
+          power_columns_.push_back(f);
+        }
+    tried_ = std::max<size_t>(1, size_t(std::ceil(opt_float(ctx, "split_features") * double(columns_.size()))));
   }
 
  private:
@@ -211,14 +225,14 @@ class RandomForest final : public StrategyBase {
                              std::vector<double>* mean_out = nullptr) {
     std::vector<double> rows;
     for (const Config& c : t.configs) append_row(c, rows);
-    const size_t n = t.configs.size(), d = space().parameters().size();
+    const size_t n = t.configs.size(), d = space().parameters().size() + power_columns_.size();
     std::vector<double> sum(m, 0), sum2(m, 0);
     RegressionTree tree;
     std::vector<size_t> sample(n);
-    const size_t tried = t.ranked ? varying_.size() : tried_;
+    const size_t tried = t.ranked ? columns_.size() : tried_;
     for (size_t k = 0; k < trees_; ++k) {
       for (size_t& s : sample) s = below(rng(), n);
-      tree.fit(rows, d, t.y, sample, varying_, tried, rng());
+      tree.fit(rows, d, t.y, sample, columns_, tried, rng());
       for (size_t i = 0; i < m; ++i) {
         const double v = tree.predict(std::span<const double>(candidates.data() + i * d, d));
         sum[i] += v;
@@ -248,14 +262,32 @@ class RandomForest final : public StrategyBase {
     return pool;
   }
 
+  // The value indices, then a 0/1 column per power_columns_ parameter.
   void append_row(const Config& c, std::vector<double>& out) const {
     for (uint32_t v : c) out.push_back(double(v));
+    for (size_t f : power_columns_) out.push_back(is_power_of_two(space().parameters()[f].values[c[f]]) ? 1.0 : 0.0);
+  }
+
+  static bool is_power_of_two(const Value& v) {
+    return v.is_int() && v.as_int() > 0 && (v.as_int() & (v.as_int() - 1)) == 0;
+  }
+  // Integer values, at least two of them powers of two and one not.
+  static bool mixes_powers_of_two(const std::vector<Value>& values) {
+    size_t powers = 0;
+    for (const Value& v : values) {
+      if (!v.is_int() || v.as_int() <= 0) return false;
+      powers += is_power_of_two(v);
+    }
+    return powers >= 2 && powers < values.size();
   }
 
   size_t initial_, trees_, pool_, cap_;
-  size_t tried_ = 0;  // parameters a node chooses among (split_features of varying_)
+  size_t tried_ = 0;  // columns a node chooses among (split_features of columns_)
   double xi_;
-  std::vector<size_t> varying_;  // parameters with more than one value: the only ones to split on
+  // Columns to split on: the index of each parameter with more than one
+  // value, then the power-of-two columns (row positions).
+  std::vector<size_t> columns_;
+  std::vector<size_t> power_columns_;  // the parameters with a power-of-two column, in column order
   std::vector<Config> reserve_;
   std::vector<Config> prior_design_;  // what is left of it
 };
@@ -276,7 +308,9 @@ StrategyDef forest_def() {
            {"xi", OptionKind::Float, 0.0, 0, 10, {}, "expected improvement's margin, in the targets' units"},
            {"split_features", OptionKind::Float, 0.5, 0.01, 1, {},
             "share of the parameters each node chooses its split among, drawn at random (at least one; all on flat "
-            "landscapes)"}},
+            "landscapes)"},
+           {"power_of_two", OptionKind::Bool, true, 0, 0, {},
+            "an integer parameter whose values mix powers of two with others also gives a column: is it one"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<RandomForest>(ctx); }};
 }
 
