@@ -766,6 +766,70 @@ TEST_F(Cli, AHyperParameterRecordingIsReplayedByItsRecordedScore) {
 // problem's constants as parameters of one value: a replay against the
 // spec's lower-case names reads them as the spec's (noted) and sets the
 // constant aside (noted); a name that matches nothing is still a mismatch.
+// `ktune best SPEC` ranks by the spec's objective where it is no time: here
+// a metric of each stored configuration (work done per time, which a longer
+// unroll raises while it slows the kernel). An imported cache lists the
+// parameters in its own order and lacks one the spec holds at one value:
+// the values are read by name. Without the spec, `best` ranks by time.
+TEST_F(Cli, BestRanksByTheSpecsMetricReadingParametersByName) {
+  std::ofstream(dir_ / "scale.cu") << "extern \"C\" __global__ void scale(float* x, int n) {}\n";
+  const std::string text = R"(kernel:
+  name: scale
+  source: scale.cu
+constants:
+  n: 4096
+problem_size: [n]
+tune_params:
+  block_size_x: [32, 64, 128]
+  unroll: [1, 2, 4]
+  vec: [1]
+arguments:
+  - {name: x, type: float*, size: n, fill: zeros, output: true}
+  - {name: n, type: int32, value: n}
+metrics:
+  work: unroll * n / (time_ms * 1e6)
+)";
+  const fs::path spec = dir_ / "scale.yaml", energy = dir_ / "scale_energy.yaml";
+  std::ofstream(spec) << text << "objective: work\nhigher_is_better: true\n";
+  std::ofstream(energy) << text << "objective: energy\n";
+  nlohmann::json cache = {{"device_name", "NVIDIA H100 80GB HBM3"}, {"kernel_name", "scale"},
+                          {"problem_size", {4096}}, {"tune_params_keys", {"unroll", "block_size_x"}},
+                          {"tune_params", {{"unroll", {1, 2, 4}}, {"block_size_x", {32, 64, 128}}}},
+                          {"objective", "time"}, {"cache", nlohmann::json::object()}};
+  for (int u : {1, 2, 4})
+    for (int b : {32, 64, 128}) {
+      const double t = 1.0 + 0.5 * u + 0.1 * std::abs(b - 64) / 32.0;  // work: best at unroll 4, block 64
+      cache["cache"][std::to_string(u) + "," + std::to_string(b)] = {
+          {"unroll", u}, {"block_size_x", b}, {"time", t}, {"times", {t, t}}, {"compile_time", 40.0}};
+    }
+  const fs::path kt = dir_ / "scale_cache.json";
+  std::ofstream(kt) << cache.dump(1);
+  const std::string db = (dir_ / "scale.db").string();
+  ASSERT_EQ(ktune("import " + kt.string() + " --db " + db).status, 0);
+
+  const auto best_config = [&](const std::string& args) {
+    const Ran r = ktune("best " + args + " --json --db " + db);
+    EXPECT_EQ(r.status, 0) << r.out;
+    const auto rows = nlohmann::json::parse(r.out);
+    EXPECT_EQ(rows.size(), 1u) << r.out;
+    return rows[0]["config"];
+  };
+  const nlohmann::json by_work = best_config(spec.string());
+  EXPECT_EQ(by_work["unroll"].get<int>(), 4) << by_work;
+  EXPECT_EQ(by_work["block_size_x"].get<int>(), 64) << by_work;
+  const nlohmann::json by_time = best_config("--kernel scale");
+  EXPECT_EQ(by_time["unroll"].get<int>(), 1) << by_time;
+  EXPECT_EQ(by_time["block_size_x"].get<int>(), 64) << by_time;
+
+  // An objective none of the results gives: said, not an empty answer.
+  const Ran none = ktune("best " + energy.string() + " --db " + db, true);
+  EXPECT_EQ(none.status, 1);
+  EXPECT_NE(none.out.find("9 successful results match, none with a value of the spec's objective 'energy' (no "
+                          "energy was measured)"),
+            std::string::npos)
+      << none.out;
+}
+
 TEST_F(Cli, AKttRecordingReplaysAgainstTheSpecsNames) {
   const fs::path t1 = dir_ / "scale_t1.json";
   std::ofstream(t1) << R"json({

@@ -167,15 +167,37 @@ db::Store open_for_query(const QueryOptions& o) {
   return db::Store(o.resolved_db(), so);
 }
 
+// The spec's objective for a stored row. A metric is computed from the
+// configuration, so the row's values are put in the spec's parameter order
+// by name: a row imported from another tool, or stored by another spec of
+// the kernel, may list them in another order, and a parameter it lacks is
+// taken at the spec's value where the spec has only one (else no value).
+std::optional<double> objective_of_row(const Spec& spec, const db::ResultRow& r) {
+  db::Evaluation e = r.eval;
+  e.config.clear();
+  for (const Parameter& p : spec.space().parameters()) {
+    const auto at = std::find(r.param_names.begin(), r.param_names.end(), p.name);
+    const size_t i = size_t(at - r.param_names.begin());
+    if (at != r.param_names.end() && i < r.eval.config.size())
+      e.config.push_back(r.eval.config[i]);
+    else if (p.values.size() == 1)
+      e.config.push_back(p.values[0]);
+    else
+      return std::nullopt;
+  }
+  return objective_of(spec, e);
+}
+
 // The best of each series (kernel, device, problem size) by a spec's
-// objective that only recordings hold (a Kernel Tuner hyper-parameter
-// recording's score), in its direction; the store's best is by time.
-std::vector<db::ResultRow> best_by_recorded_objective(db::Store& store, db::Filter f, const Spec& spec) {
+// objective other than time (energy, a metric, or an objective only
+// recordings hold: a Kernel Tuner hyper-parameter recording's score), in its
+// direction; the store's best is by time.
+std::vector<db::ResultRow> best_by_objective(db::Store& store, db::Filter f, const Spec& spec) {
   f.status = db::Status::Ok;
   f.limit = 0;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<double, db::ResultRow>> best;
   for (db::ResultRow& r : store.results(f)) {
-    const std::optional<double> v = objective_of(spec, r.eval);
+    const std::optional<double> v = objective_of_row(spec, r);
     if (!v) continue;
     const auto key = std::make_tuple(r.series.kernel_id, r.series.device_id, r.series.psize_id);
     auto it = best.find(key);
@@ -193,7 +215,7 @@ int run_best(const QueryOptions& o) {
   if (!o.spec.empty()) spec = load_spec(o.spec);
   const db::Filter f = make_filter(o, store, spec);
   store.require_known(f);
-  const auto rows = spec && spec->objective_recorded ? best_by_recorded_objective(store, f, *spec) : store.best(f);
+  const auto rows = spec && spec->objective != "time" ? best_by_objective(store, f, *spec) : store.best(f);
   print_rows(rows, o.json, o.samples, db::Roofs(store));
   if (rows.empty()) {
     std::cerr << "ktune: no successful measurement matches";
@@ -205,14 +227,23 @@ int run_best(const QueryOptions& o) {
     db::Filter all = f;
     all.limit = 0;
     all.status = db::Status::Ok;
-    size_t untimed = 0;
+    size_t untimed = 0, successes = 0;
     std::set<std::string> names;
-    for (const db::ResultRow& r : store.results(all))
+    for (const db::ResultRow& r : store.results(all)) {
+      ++successes;
       if (!r.eval.time_ms) {
         ++untimed;
         for (const auto& m : r.eval.metrics) names.insert(m.first);
       }
-    if (untimed > 0 && !(spec && spec->objective_recorded)) {
+    }
+    if (spec && spec->objective != "time" && successes > 0) {
+      const char* why = spec->objective == "energy" ? "no energy was measured"
+                        : spec->objective_recorded  ? "they do not record it"
+                                                    : "each lacks a time or a parameter the spec varies";
+      std::cerr << "ktune: " << successes << " successful result" << (successes == 1 ? "" : "s")
+                << " match, none with a value of the spec's objective '" << spec->objective << "' (" << why
+                << ")\n";
+    } else if (untimed > 0) {
       std::string recorded;
       for (const std::string& n : names) recorded += (recorded.empty() ? "" : ", ") + n;
       std::cerr << "ktune: " << untimed << " successful result" << (untimed == 1 ? "" : "s")
