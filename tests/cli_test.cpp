@@ -879,6 +879,17 @@ TEST_F(Cli, AKttRecordingReplaysAgainstTheSpecsNames) {
   EXPECT_EQ(best["config"]["unroll"].get<int>(), 2);
   EXPECT_DOUBLE_EQ(best["time_ms"].get<double>(), 0.001);
 
+  // Given as the prior of another run, the file is read by the same rule,
+  // and the run says so as a replay does.
+  const Ran with_prior = ktune("tune " + t1.string() + " --simulate " + data.string() + " --prior " +
+                                   data.string() + " --max-fevals 3 --db " + (dir_ / "prior.db").string(),
+                               true);
+  ASSERT_EQ(with_prior.status, 0) << with_prior.out;
+  EXPECT_NE(with_prior.out.find("ktune: note: --prior: " + data.string() +
+                                ": recorded parameter 'BLOCK_SIZE_X' is read as the spec's 'block_size_x'"),
+            std::string::npos)
+      << with_prior.out;
+
   // A parameter of several values that the spec lacks is no constant to drop.
   std::string other = ktt.dump(2);
   for (size_t at = other.find("\"UNROLL\""); at != std::string::npos; at = other.find("\"UNROLL\"", at))

@@ -144,6 +144,7 @@ int run_compare(const CompareCliOptions& o) {
   std::optional<Prior> prior;
   if (!o.prior.empty()) {
     prior = load_prior(spec, o.prior, o.prior_device);
+    for (const std::string& n : prior->notes) std::cerr << "ktune: note: --prior: " << n << '\n';
     co.prior = prior->observations;
   }
   const std::vector<StrategyRun> strategies = parse_strategies(o.strategies);

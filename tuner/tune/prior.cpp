@@ -41,6 +41,7 @@ Prior load_prior(const Spec& spec, const std::string& path, const std::string& d
   Prior p;
   p.device = data.device().name;
   p.source = path;
+  p.notes = data.notes();
   for (const auto& [key, e] : data.records()) add(spec, e, p);
   return p;
 }

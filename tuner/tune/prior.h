@@ -25,6 +25,10 @@ struct Prior {
   std::string problem_size;                // "[268435456]"; "" when not known
   std::string source;                      // the file or database it came from
   bool replayed = false;                   // stored by replays (tune --simulate) of recorded data
+  // How a file's records were read as the spec's configurations (a recorded
+  // name that differs in case only, a single-valued extra parameter set
+  // aside: ReplayEvaluator::notes()), for the caller to print.
+  std::vector<std::string> notes;
   size_t successes() const;                // observations with a score
   // "852 results on NVIDIA H200 [268435456] from ktune.db",
   // "100 results, 61 successful, on ..." where some failed there

@@ -72,7 +72,11 @@ void TuneReport::started(const tune::RunStart& start) {
         << "the time shown is the wall time they imply\n";
   else if (workers_ > 1)
     out << "ktune: " << workers_ << " workers evaluate configurations side by side\n";
-  if (prior_) out << "ktune: prior: " << prior_->describe() << " (the first configurations come from its best tenth; --no-prior: without)\n";
+  if (prior_) {
+    out << "ktune: prior: " << prior_->describe()
+        << " (the first configurations come from its best tenth; --no-prior: without)\n";
+    for (const std::string& n : prior_->notes) out << "ktune: note: --prior: " << n << '\n';
+  }
   if (reusable_)
     out << "ktune: " << reusable_ << " results of this kernel, device and problem size are in the database: one the "
         << "strategy proposes is reused, and counts toward --max-fevals (--force re-measures)\n";
