@@ -167,12 +167,14 @@ db::Store open_for_query(const QueryOptions& o) {
   return db::Store(o.resolved_db(), so);
 }
 
-// The spec's objective for a stored row. A metric is computed from the
-// configuration, so the row's values are put in the spec's parameter order
-// by name: a row imported from another tool, or stored by another spec of
-// the kernel, may list them in another order, and a parameter it lacks is
-// taken at the spec's value where the spec has only one (else no value).
+// The spec's objective for a stored row. A metric not stored with it is
+// computed from the configuration, so the row's values are put in the spec's
+// parameter order by name: a row imported from another tool, or stored by
+// another spec of the kernel, may list them in another order, and a
+// parameter it lacks is taken at the spec's value where the spec has only
+// one (else no value).
 std::optional<double> objective_of_row(const Spec& spec, const db::ResultRow& r) {
+  if (spec.objective == "energy" || r.eval.metrics.count(spec.objective)) return objective_of(spec, r.eval);
   db::Evaluation e = r.eval;
   e.config.clear();
   for (const Parameter& p : spec.space().parameters()) {

@@ -7,12 +7,13 @@
 // the value index of one parameter at a time, wherever the squared error
 // drops most. With `power_of_two`, an integer parameter whose values mix
 // powers of two with others (block widths 16, 32, 48, ... 256; tiles 1 to 4)
-// also gives a column saying whether its value is one: on AMD GPUs the
-// convolution's blocks 16, 32, 64, 128 and 256 wide run up to fifty times
-// faster than the 48, 80, 96 ... between them, and so does a tile of 4 rather
-// than 3. A split on an ordered index keeps neighbours together and needs
-// one split per value to pick out {16, 32, 64, 128, 256}; the column does it
-// in one. Each node chooses among `split_features` of the parameters
+// also gives a column saying whether its value is one: on AMD's W6600, in
+// the region of the convolution's optimum, blocks 16, 32, 64, 128 and 256
+// wide run some fifty to a hundred times faster than the 48, 80, 96 ...
+// between them, and a tile of 4 than one of 3. A split on an ordered index
+// keeps neighbours together and needs one split per value to pick out
+// {16, 32, 64, 128, 256}; the column does it in one. Each node chooses
+// among `split_features` of the columns (parameters and these)
 // drawn at random: trees that all see every parameter split first on the
 // same strongest one and agree, so their spread vanishes where nothing was
 // measured and the expected improvement keeps to the first good region; on
@@ -307,8 +308,8 @@ StrategyDef forest_def() {
             "results the forest is fitted to (over it, the best half and the most recent)"},
            {"xi", OptionKind::Float, 0.0, 0, 10, {}, "expected improvement's margin, in the targets' units"},
            {"split_features", OptionKind::Float, 0.5, 0.01, 1, {},
-            "share of the parameters each node chooses its split among, drawn at random (at least one; all on flat "
-            "landscapes)"},
+            "share of the columns (parameters, power-of-two columns) each node chooses its split among, drawn at "
+            "random (at least one; all on flat landscapes)"},
            {"power_of_two", OptionKind::Bool, true, 0, 0, {},
             "an integer parameter whose values mix powers of two with others also gives a column: is it one"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<RandomForest>(ctx); }};
