@@ -498,6 +498,10 @@ CompileResult Compiler::compile_missed(const CompileRequest& request, const std:
         const std::string& key;
         ~Release() { cache.release(key); }
       } release{*cache_, *key};
+      // The claim may be one its holder released just after storing the
+      // entry (between the load above and the claim): read it rather than
+      // compile the same code again.
+      if (std::optional<CacheEntry> e = cache_->load(*key)) return reuse(std::move(*e));
       const auto start = std::chrono::steady_clock::now();
       CompileResult r = compile_with_nvrtc(request, source, cacheable);
       const double ms = ms_since(start);
