@@ -762,10 +762,6 @@ TEST_F(Cli, AHyperParameterRecordingIsReplayedByItsRecordedScore) {
       << refused.out;
 }
 
-// KTT's output names Kernel Tuner's parameters in capitals and adds the
-// problem's constants as parameters of one value: a replay against the
-// spec's lower-case names reads them as the spec's (noted) and sets the
-// constant aside (noted); a name that matches nothing is still a mismatch.
 // `ktune best SPEC` ranks by the spec's objective where it is no time: here
 // a metric of each stored configuration (work done per time, which a longer
 // unroll raises while it slows the kernel). An imported cache lists the
@@ -830,6 +826,10 @@ metrics:
       << none.out;
 }
 
+// KTT's output names Kernel Tuner's parameters in capitals and adds the
+// problem's constants as parameters of one value: a replay against the
+// spec's lower-case names reads them as the spec's (noted) and sets the
+// constant aside (noted); a name that matches nothing is still a mismatch.
 TEST_F(Cli, AKttRecordingReplaysAgainstTheSpecsNames) {
   const fs::path t1 = dir_ / "scale_t1.json";
   std::ofstream(t1) << R"json({

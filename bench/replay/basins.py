@@ -16,14 +16,12 @@ model that predicts it.
 """
 import argparse
 import collections
-import gzip
-import json
+
+from kt_replay import load_cache  # an interrupted cache repaired as the replay repairs it
 
 
 def load(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        data = json.load(f)
+    data, _ = load_cache(path)
     names = data["tune_params_keys"]
     values = data["tune_params"]
     index = {p: {v: i for i, v in enumerate(values[p])} for p in names}
