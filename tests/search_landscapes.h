@@ -126,6 +126,25 @@ inline double needle(const SearchSpace& space, const Config& c) {
          0.1 * ro;
 }
 
+// A thread limit like the dedispersion kernel's (benchmark hub,
+// dedispersion_milo, whose optimum on AMD's W6600 is the block 32 x 32):
+// widths bx 1 to 32 (powers of two), heights by 32 to 256 in steps of 32,
+// bx * by <= 1024, 31 points. More threads are faster and, at 1,024, a wider
+// block is: the optimum 1.0 is the corner (32, 32). Every other block of
+// 1,024 threads, (16, 64) at 1.05 or (8, 128) at 1.1, is a local optimum of
+// one-parameter changes: a wider block alone breaks the limit, a lower one
+// alone loses threads.
+inline SearchSpace corner_space() {
+  return SearchSpace({int_param("bx", {1, 2, 4, 8, 16, 32}), int_param("by", {32, 64, 96, 128, 160, 192, 224, 256})},
+                     {expr::Expression::parse("bx * by <= 1024")});
+}
+
+inline double corner(const SearchSpace& space, const Config& c) {
+  const std::vector<Value> v = space.values(c);
+  const double bx = v[0].as_float(), by = v[1].as_float();
+  return 1.0 + 0.1 * (10 - std::log2(bx * by)) + 0.05 * (5 - std::log2(bx));
+}
+
 // A deceptive switch like the A100 convolution's (read_only pays only with
 // shared memory): 1,024 points; with s = 0 every configuration is fair (2.0
 // to 3.5), with s = 1 half are slow (6.0 and up, r = 0) and half hold a

@@ -89,12 +89,28 @@ struct BruteForce {
     std::vector<Config> out;
     for (size_t p = 0; p < c.size(); ++p)
       for (uint32_t j = 0; j < params[p].values.size(); ++j) {
-        const bool near = kind == NeighbourKind::Hamming ? j != c[p] : (j + 1 == c[p] || j == c[p] + 1);
+        const bool near = kind == NeighbourKind::Adjacent ? (j + 1 == c[p] || j == c[p] + 1) : j != c[p];
         Config n = c;
         n[p] = j;
         if (near && valid(n)) out.push_back(n);
+        // Repaired: the nearest valid values of one other parameter, every
+        // parameter reaching one at that distance.
+        if (kind == NeighbourKind::HammingRepaired && j != c[p] && !valid(n) && valid(c)) {
+          for (int64_t d = 1; d < 64; ++d) {
+            bool found = false;
+            for (size_t q = 0; q < c.size(); ++q)
+              for (const int64_t w : {int64_t{c[q]} - d, int64_t{c[q]} + d}) {
+                if (q == p || w < 0 || w >= int64_t(params[q].values.size())) continue;
+                Config r = n;
+                r[q] = uint32_t(w);
+                if (valid(r)) out.push_back(r), found = true;
+              }
+            if (found) break;
+          }
+        }
       }
     std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
   }
 };
@@ -191,7 +207,7 @@ TEST(SearchSpace, MatchesBruteForceOnRandomSpaces) {
     }
     for (int k = 0; k < 8; ++k) {
       const Config& c = every[rng() % every.size()];
-      for (NeighbourKind kind : {NeighbourKind::Hamming, NeighbourKind::Adjacent}) {
+      for (NeighbourKind kind : {NeighbourKind::Hamming, NeighbourKind::Adjacent, NeighbourKind::HammingRepaired}) {
         auto n = space.neighbours(c, kind);
         std::sort(n.begin(), n.end());
         ASSERT_EQ(n, brute.neighbours(c, kind));
@@ -353,6 +369,30 @@ TEST(SearchSpace, AdjacentAndHammingNeighbours) {
   EXPECT_EQ(space.neighbours(c, NeighbourKind::Hamming),
             (std::vector<Config>{{0, 1}, {1, 1}, {3, 1}, {2, 0}, {2, 2}}));
   EXPECT_THROW(space.neighbours({0}, NeighbourKind::Hamming), Error);
+}
+
+TEST(SearchSpace, RepairedNeighboursMoveASecondParameterOnlyAsFarAsTheRestrictionsNeed) {
+  // A thread block under a limit of 1024: x = 32 from (16, 64) alone is 2048.
+  SearchSpace space({param("x", {1, 2, 4, 8, 16, 32}), param("y", {32, 64, 128}), param("t", {1, 2})},
+                    parse_all({"x * y <= 1024", "t == 1 or x >= 4"}));
+  const Config c{4, 1, 0};  // x = 16, y = 64, t = 1
+  auto n = space.neighbours(c, NeighbourKind::HammingRepaired);
+  std::sort(n.begin(), n.end());
+  // Hamming: x in {1, 2, 4, 8}, y = 32, t = 2; repaired: x = 32 with y 64 -> 32 (nearest;
+  // t cannot make it valid); y = 128 with x 16 -> 8 (nearest; 4, 2 and 1 are further).
+  EXPECT_EQ(n, (std::vector<Config>{{0, 1, 0}, {1, 1, 0}, {2, 1, 0}, {3, 1, 0}, {3, 2, 0}, {4, 0, 0}, {4, 1, 1}, {5, 0, 0}}));
+  // Both parameters reach a valid one at the same distance: both are neighbours.
+  SearchSpace tie({param("a", {0, 1, 2}), param("b", {0, 1, 2}), param("c", {0, 1, 2})}, parse_all({"a + b + c <= 3"}));
+  auto m = tie.neighbours({1, 1, 1}, NeighbourKind::HammingRepaired);
+  std::sort(m.begin(), m.end());
+  // a = 2 alone sums to 4: b or c one lower, (2, 0, 1) and (2, 1, 0); likewise for b and c.
+  EXPECT_EQ(m, (std::vector<Config>{{0, 1, 1}, {0, 1, 2}, {0, 2, 1}, {1, 0, 1}, {1, 0, 2}, {1, 1, 0}, {1, 2, 0},
+                                    {2, 0, 1}, {2, 1, 0}}));
+  // Two changes repaired by each other are one neighbour: a 1 -> 2 takes b along, and b a.
+  SearchSpace equal({param("a", {0, 1, 2}), param("b", {0, 1, 2})}, parse_all({"a == b"}));
+  EXPECT_EQ(equal.neighbours({1, 1}, NeighbourKind::HammingRepaired), (std::vector<Config>{{0, 0}, {2, 2}}));
+  // From an invalid configuration nothing is repaired: its Hamming neighbours.
+  EXPECT_EQ(space.neighbours({5, 2, 0}, NeighbourKind::HammingRepaired), space.neighbours({5, 2, 0}, NeighbourKind::Hamming));
 }
 
 TEST(SearchSpace, KeysValuesAndConfigOf) {

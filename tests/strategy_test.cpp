@@ -604,6 +604,34 @@ TEST(FirstDesign, IsALatinHypercubeOnAWholeProduct) {
     }
 }
 
+// One climb (restart: false) from a random start on the thread limit's
+// corner (search_landscapes.h): with one-parameter changes it ends on the
+// diagonal of 1,024 threads unless it starts at a height of 32, from where
+// the width alone gets there; with repaired changes a wider block takes a
+// lower height along ((16, 64) -> (32, 32)) and every climb ends at the
+// corner. Repaired is the default.
+TEST(Mls, ARepairedStepTakesTheCornerARestrictionHidesFromOneParameterSteps) {
+  const SearchSpace space = corner_space();
+  const ExhaustiveTable table = table_of(space, corner, 0);
+  int by_default = 0, repaired = 0, hamming = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const auto ends_at_corner = [&](std::optional<std::string> neighbour) {
+      std::map<std::string, Value, std::less<>> options{{"restart", Value(false)}};
+      if (neighbour) options["neighbour"] = Value(*neighbour);
+      Outcome o = run("mls", space, table, Budget{100, 0}, seed, 1, {}, {}, options);
+      EXPECT_EQ(o.result.stop, StopReason::StrategyDone) << neighbour.value_or("default") << " seed " << seed;
+      return o.result.best_score && *o.result.best_score == 1.0;
+    };
+    by_default += ends_at_corner(std::nullopt);
+    repaired += ends_at_corner("repaired");
+    hamming += ends_at_corner("hamming");
+  }
+  EXPECT_EQ(by_default, 20);
+  EXPECT_EQ(repaired, 20);
+  EXPECT_LE(hamming, 12);
+  EXPECT_GE(hamming, 1);  // the starts at height 32
+}
+
 // MEMBER.OPTION gives a member of the portfolio one of its own options, for
 // every member of that name, checked by the member; a name that is not a
 // member is refused. forest's own default changes nothing; another value

@@ -201,11 +201,46 @@ std::vector<Config> SearchSpace::neighbours(const Config& c, NeighbourKind kind)
       out.back()[p] = j;
     }
   };
+  // The change of p to j (in slots), invalid alone, repaired by the nearest
+  // value of one other parameter q: rings of growing distance over every q at
+  // once, so that the first ring with a valid configuration gives all of that
+  // distance. From a valid c only the restrictions naming p or q can flip. A
+  // configuration reached by repairing p's change with q may also be q's
+  // change repaired with p: it is listed once.
+  std::unordered_set<Config, ConfigHash> repaired;
+  uint32_t widest = 0;
+  for (const Parameter& q : s.params) widest = std::max(widest, static_cast<uint32_t>(q.values.size()));
+  auto repair = [&](size_t p, uint32_t j) {
+    for (uint32_t d = 1; d < widest; ++d) {
+      bool found = false;
+      for (size_t q = 0; q < s.params.size(); ++q) {
+        const uint32_t nq = static_cast<uint32_t>(s.params[q].values.size());
+        if (q == p || d > std::max(c[q], nq - 1 - c[q])) continue;
+        for (const int64_t w : {int64_t{c[q]} - d, int64_t{c[q]} + d}) {
+          if (w < 0 || w >= nq) continue;
+          slots[q] = s.params[q].values[w];
+          if (s.passes(s.checks_of[p], slots) && s.passes(s.checks_of[q], slots)) {
+            found = true;
+            Config r = c;
+            r[p] = j;
+            r[q] = static_cast<uint32_t>(w);
+            if (repaired.insert(r).second) out.push_back(std::move(r));
+          }
+        }
+        slots[q] = s.params[q].values[c[q]];
+      }
+      if (found) return;
+    }
+  };
   for (size_t p = 0; p < s.params.size(); ++p) {
     const uint32_t n = static_cast<uint32_t>(s.params[p].values.size());
-    if (kind == NeighbourKind::Hamming) {
-      for (uint32_t j = 0; j < n; ++j)
-        if (j != c[p]) consider(p, j);
+    if (kind != NeighbourKind::Adjacent) {
+      for (uint32_t j = 0; j < n; ++j) {
+        if (j == c[p]) continue;
+        const size_t before = out.size();
+        consider(p, j);
+        if (kind == NeighbourKind::HammingRepaired && out.size() == before && base_valid) repair(p, j);
+      }
     } else {
       if (c[p] > 0) consider(p, c[p] - 1);
       if (c[p] + 1 < n) consider(p, c[p] + 1);

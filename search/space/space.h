@@ -39,6 +39,13 @@ struct ConfigHash {
 enum class NeighbourKind {
   Hamming,   // differs in exactly one parameter (any other value)
   Adjacent,  // differs in one parameter by one position in its value list
+  // Hamming, and where a one-parameter change alone is invalid, that change
+  // with the one other parameter moved to its nearest value that makes it
+  // valid (fewest positions in its value list; every parameter that gets
+  // there as near is one neighbour each). Restrictions couple parameters (a
+  // block's x and y extents under a thread limit): from (16, 64) under
+  // x*y <= 1024 the step to x = 32 is (32, 32), which no Hamming step reaches.
+  HammingRepaired,
 };
 
 class SearchSpace {

@@ -87,7 +87,7 @@ StrategyDef simulated_annealing_def() {
           {{"T_start", OptionKind::Float, 1.0, 1e-9, 1e9, {}, "initial temperature (relative loss units)"},
            {"T_min", OptionKind::Float, 0.001, 1e-12, 1e9, {}, "temperature at which it reheats"},
            {"alpha", OptionKind::Float, 0.995, 1e-6, 0.999999, {}, "cooling factor per step"},
-           {"neighbour", OptionKind::Choice, "hamming", 0, 0, {"hamming", "adjacent"}, "neighbourhood"}},
+           neighbour_option("hamming")},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<Annealing>(ctx); }};
 }
 

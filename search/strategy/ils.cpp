@@ -51,7 +51,7 @@ class IteratedLocalSearch final : public LocalSearch {
 
 StrategyDef greedy_ils_def() {
   return {"greedy_ils", "iterated local search: hill climbing with random-walk perturbation of the best optimum",
-          {{"neighbour", OptionKind::Choice, "hamming", 0, 0, {"hamming", "adjacent"}, "neighbourhood"},
+          {neighbour_option("repaired"),
            {"perturbation", OptionKind::Int, 3, 1, 1000, {}, "random neighbour steps applied to a local optimum"},
            {"no_improvement", OptionKind::Int, 20, 1, 1000000, {}, "local optima without progress before a restart"},
            {"restart", OptionKind::Bool, true, 0, 0, {}, "restart at random after no_improvement; false stops"},

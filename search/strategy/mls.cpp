@@ -27,7 +27,7 @@ class MultiStart final : public LocalSearch {
 
 StrategyDef mls_def() {
   return {"mls", "multi-start local search: hill climbing from random starts",
-          {{"neighbour", OptionKind::Choice, "hamming", 0, 0, {"hamming", "adjacent"}, "neighbourhood"},
+          {neighbour_option("repaired"),
            {"restart", OptionKind::Bool, true, 0, 0, {}, "restart at a random configuration after a local optimum"},
            {"initial_samples", OptionKind::Int, 0, 0, 100000, {},
             "random configurations measured first; the first climb starts at their best (at most max_fevals/4)"}},

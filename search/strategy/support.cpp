@@ -33,7 +33,16 @@ const std::string& opt_choice(const StrategyContext& ctx, std::string_view name)
   return option(ctx, name).as_string();
 }
 NeighbourKind opt_neighbour(const StrategyContext& ctx, std::string_view name) {
-  return opt_choice(ctx, name) == "adjacent" ? NeighbourKind::Adjacent : NeighbourKind::Hamming;
+  const std::string& kind = opt_choice(ctx, name);
+  return kind == "adjacent" ? NeighbourKind::Adjacent
+         : kind == "repaired" ? NeighbourKind::HammingRepaired
+                              : NeighbourKind::Hamming;
+}
+OptionSpec neighbour_option(const std::string& default_kind) {
+  return {"neighbour", OptionKind::Choice, default_kind, 0, 0, {"repaired", "hamming", "adjacent"},
+          "neighbourhood: one parameter changed to any value (hamming), to an adjacent value (adjacent), or hamming "
+          "plus each change the restrictions forbid made valid by the nearest value of one other parameter "
+          "(repaired: x 16 -> 32 under x*y <= 1024 takes y 64 -> 32)"};
 }
 
 // ---------------------------------------------------------------- StrategyBase

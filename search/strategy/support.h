@@ -77,6 +77,8 @@ double opt_float(const StrategyContext& ctx, std::string_view name);
 bool opt_bool(const StrategyContext& ctx, std::string_view name);
 const std::string& opt_choice(const StrategyContext& ctx, std::string_view name);
 NeighbourKind opt_neighbour(const StrategyContext& ctx, std::string_view name);
+// The `neighbour` option of the local searches (its value read by opt_neighbour).
+OptionSpec neighbour_option(const std::string& default_kind);
 
 constexpr double kFailed = std::numeric_limits<double>::infinity();
 // Compile features asked for at a time: one round of a 16-process compile pool.
