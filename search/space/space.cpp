@@ -206,18 +206,18 @@ std::vector<Config> SearchSpace::neighbours(const Config& c, NeighbourKind kind)
   // once, so that the first ring with a valid configuration gives all of that
   // distance. From a valid c only the restrictions naming p or q can flip. A
   // configuration reached by repairing p's change with q may also be q's
-  // change repaired with p: it is listed once.
+  // change repaired with p: it is listed once. The rings end where no other
+  // parameter has a value that far.
   std::unordered_set<Config, ConfigHash> repaired;
-  uint32_t widest = 0;
-  for (const Parameter& q : s.params) widest = std::max(widest, static_cast<uint32_t>(q.values.size()));
   auto repair = [&](size_t p, uint32_t j) {
-    for (uint32_t d = 1; d < widest; ++d) {
-      bool found = false;
+    for (int64_t d = 1;; ++d) {
+      bool found = false, in_range = false;
       for (size_t q = 0; q < s.params.size(); ++q) {
-        const uint32_t nq = static_cast<uint32_t>(s.params[q].values.size());
-        if (q == p || d > std::max(c[q], nq - 1 - c[q])) continue;
+        if (q == p) continue;
+        const int64_t nq = static_cast<int64_t>(s.params[q].values.size());
         for (const int64_t w : {int64_t{c[q]} - d, int64_t{c[q]} + d}) {
           if (w < 0 || w >= nq) continue;
+          in_range = true;
           slots[q] = s.params[q].values[w];
           if (s.passes(s.checks_of[p], slots) && s.passes(s.checks_of[q], slots)) {
             found = true;
@@ -229,7 +229,7 @@ std::vector<Config> SearchSpace::neighbours(const Config& c, NeighbourKind kind)
         }
         slots[q] = s.params[q].values[c[q]];
       }
-      if (found) return;
+      if (found || !in_range) return;
     }
   };
   for (size_t p = 0; p < s.params.size(); ++p) {
