@@ -23,7 +23,11 @@
 // proposals are random picks until one does. A run that still improves
 // (the A100 convolution, whose best climbs in steps to 200 evaluations)
 // rarely stalls that long; one polishing a trap does at once
-// (docs/strategies.md, "eighteenth session").
+// (docs/strategies.md, "eighteenth session"). The picks put each parameter
+// at an end of its value list (`explore_edges`, 1 by default) while such
+// corners remain: on kernels published by others the fastest configuration
+// sits there far more often than uniform picks go (the widest block, the
+// longest tile; "twenty-second session").
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
@@ -155,27 +159,28 @@ class FeatureRounds {
   std::exception_ptr failure_;  // the last round's
 };
 
-// The random picks (`explore`, `explore_stalled`): uniform over the
-// configurations not measured yet. With compile features (a GPU run) twice
-// as many are drawn and their features asked for with the members' (one
-// compile round, so they are compiled ahead, as the members' are), and
-// those the compiler condemns (no compile, spills) are passed over: random
-// search among what can run well. Where all of a draw are condemned (one
-// pick wanted, two drawn, on a space where many fail) more are drawn, a few
-// rounds at most; then none is proposed this time, and the members' picks
-// fill the batch.
+// The random picks (`explore`, `explore_stalled`): drawn from the
+// configurations not measured yet, each parameter of more than two values at
+// an end of its list with probability `explore_edges` (sample_edges). With
+// compile features (a GPU run) twice as many are drawn and their features
+// asked for with the members' (one compile round, so they are compiled
+// ahead, as the members' are), and those the compiler condemns (no compile,
+// spills) are passed over: random search among what can run well. Where all
+// of a draw are condemned (one pick wanted, two drawn, on a space where many
+// fail) more are drawn, a few rounds at most; then none is proposed this
+// time, and the members' picks fill the batch.
 class Explorer final : public StrategyBase {
  public:
-  using StrategyBase::StrategyBase;
+  Explorer(const StrategyContext& ctx, double edges) : StrategyBase(ctx), edges_(edges) {}
 
  private:
   std::vector<Config> next_wave(size_t max_batch) override {
-    if (!context().features) return sample_unknown(max_batch);
+    if (!context().features) return sample_edges(max_batch, edges_);
     ConfigSet drawn;
     std::vector<Config> clean;
     for (int round = 0; round < 4 && clean.size() < max_batch; ++round) {
       std::vector<Config> fresh;
-      for (Config& c : sample_unknown(2 * (max_batch - clean.size())))
+      for (Config& c : sample_edges(2 * (max_batch - clean.size()), edges_))
         if (drawn.insert(c).second) fresh.push_back(std::move(c));
       if (fresh.empty()) break;
       learn_features(fresh);
@@ -185,6 +190,7 @@ class Explorer final : public StrategyBase {
     }
     return clean;
   }
+  double edges_;
 };
 
 class Portfolio final : public Strategy {
@@ -236,7 +242,7 @@ class Portfolio final : public Strategy {
         for (const auto& [option, value] : it->second) m.options[option] = value;
       members_.push_back(make_strategy(name, m));
     }
-    if (explores()) members_.push_back(std::make_unique<Explorer>(member_context()));
+    if (explores()) members_.push_back(std::make_unique<Explorer>(member_context(), opt_float(ctx, "explore_edges")));
     given_.assign(members_.size(), 0);
     credit_.assign(members_.size(), 0);
   }
@@ -400,11 +406,15 @@ StrategyDef portfolio_def() {
              "genetic_algorithm", "model_rank"},
             "a third member (none: two members)"},
            {"explore", OptionKind::Float, 0.0, 0, 0.5, {},
-            "the share of proposals drawn uniformly at random from the configurations not yet measured, outside "
+            "the share of proposals drawn at random (see `explore_edges`) from the configurations not yet measured, outside "
             "the members' shares (0: none)"},
            {"explore_stalled", OptionKind::Float, 0.25, 0, 0.5, {},
             "the share of such random picks once `stalled_after` results in a row have not improved on the best, "
             "until one does (0: none)"},
+           {"explore_edges", OptionKind::Float, 1.0, 0, 1, {},
+            "the chance that a random pick puts a parameter of more than two values at the first or last value of "
+            "its list (either, evenly), each parameter drawn apart; uniform picks where every such corner is "
+            "measured or invalid (0: uniform picks)"},
            {"stalled_after", OptionKind::Int, 30, 0, 1000000, {},
             "results in a row without a better one after which `explore_stalled` applies (0: never)"},
            {"every", OptionKind::Int, 2, 0, 1000, {}, "share: fixed, two members: every how many proposals `second` takes (0, either share: the first member alone)"},

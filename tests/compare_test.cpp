@@ -403,6 +403,22 @@ TEST(Compare, RandomPicksLeaveATrapTheMembersPolish) {
   EXPECT_GT(*r.strategies[1].fraction_at_budget[1].second.median, r.random_exact[1].mean_fraction);
 }
 
+// The plateau (search_landscapes.h), 20 runs of 200 evaluations: the
+// members find nothing to follow, stall, and a quarter of the proposals turn
+// into random picks. Drawn at the ends of the value lists (the default) they
+// reach the corner where the optimum is in the median run; drawn uniformly
+// (`explore_edges=0`, one chance in 4,096 a pick) they do not, nor does
+// random search (its mean at 200 below 0.99).
+TEST(Compare, RandomPicksAtTheEndsOfTheValueListsReachACornerOptimum) {
+  const CompareResult r = twenty_runs(plateau_space(), plateau,
+                                      {{"portfolio", {}, ""}, {"portfolio", {{"explore_edges", Value(0.0)}}, "uniform"}},
+                                      {200});
+  ASSERT_EQ(r.random_exact.size(), 1u);
+  EXPECT_LT(r.random_exact[0].mean_fraction, 0.99);
+  EXPECT_DOUBLE_EQ(*r.strategies[0].fraction_at_budget[0].second.median, 1.0);
+  EXPECT_LT(*r.strategies[1].fraction_at_budget[0].second.median, 1.0);
+}
+
 // The needle (search_landscapes.h): a climb that changes one parameter at a
 // time ends in the basin at 0.77 of the optimum; vnd's two-parameter
 // neighbourhood (about 200 configurations around the basin's best, in

@@ -215,4 +215,24 @@ inline double powers(const SearchSpace& space, const Config& c) {
   return t * (power(v[0].as_int()) ? 1 : 30) * (tx == 3 || ty == 3 ? 30 : 1);
 }
 
+// A plateau like the dedispersion kernel's on AMD's W6600 (benchmark hub,
+// dedispersion_milo): four parameters of 8 values and a switch, 8,192
+// points, every one at 0.90 to 0.98 of the optimum by a pseudo-random amount
+// (nothing for a model or a climb to follow), the optimum 1.0 where each of
+// the four is at an end of its list, (7, 0, 0, 7), with either switch value:
+// the W6600's best block is the widest and lowest, with the shortest tiles.
+inline SearchSpace plateau_space() {
+  return SearchSpace({int_param("a", range(8)), int_param("b", range(8)), int_param("c", range(8)),
+                      int_param("d", range(8)), int_param("s", range(2))},
+                     {});
+}
+
+inline double plateau(const SearchSpace&, const Config& c) {
+  if (c[0] == 7 && c[1] == 0 && c[2] == 0 && c[3] == 7) return 1.0;
+  uint64_t h = 0x9E3779B97F4A7C15ULL;
+  for (uint32_t v : c) h = (h ^ v) * 0x100000001B3ULL + 0x632BE59BD9B4E019ULL;
+  h ^= h >> 29;
+  return 1 / (0.90 + 0.08 * double(h % 1000) / 999);
+}
+
 }  // namespace ktune::testing_landscapes

@@ -632,6 +632,31 @@ TEST(Mls, ARepairedStepTakesTheCornerARestrictionHidesFromOneParameterSteps) {
   EXPECT_GE(hamming, 1);  // the starts at height 32
 }
 
+// random_sample with `edges: 1` draws every parameter of more than two
+// values at an end of its list: on the bowl (a 0..6, b 0..5, c 4 values, s
+// 3; a + b <= 9) the 16 such corners less (6, 5, ...) make 12, drawn first,
+// each once; then, every corner measured, uniform draws fill the budget
+// without repeating one. Without the option nothing draws the corners
+// first.
+TEST(RandomSample, EdgesDrawsTheEndsOfEachValueListFirst) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl, 0);
+  const auto corner = [&](const Config& c) {
+    for (size_t d = 0; d < c.size(); ++d)
+      if (c[d] != 0 && c[d] + 1 != space.parameters()[d].values.size()) return false;
+    return true;
+  };
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const Outcome o = run("random_sample", space, table, Budget{40, 0}, seed, 1, {}, {}, {{"edges", Value(1.0)}});
+    ASSERT_EQ(o.evaluated.size(), 40u) << seed;
+    EXPECT_EQ(std::set<Config>(o.evaluated.begin(), o.evaluated.end()).size(), 40u) << seed;
+    for (size_t i = 0; i < 12; ++i) EXPECT_TRUE(corner(o.evaluated[i])) << "seed " << seed << " draw " << i;
+    for (const Config& c : o.evaluated) EXPECT_TRUE(space.is_valid(c));
+    const Outcome uniform = run("random_sample", space, table, Budget{12, 0}, seed);
+    EXPECT_LT(std::count_if(uniform.evaluated.begin(), uniform.evaluated.end(), corner), 6) << seed;
+  }
+}
+
 // MEMBER.OPTION gives a member of the portfolio one of its own options, for
 // every member of that name, checked by the member; a name that is not a
 // member is refused. forest's own default changes nothing; another value

@@ -1,6 +1,9 @@
 // random_sample: uniform over the valid configurations, without replacement.
 // On addressable spaces a lazily built Fisher-Yates permutation of the indices
-// makes every draw O(1); larger spaces fall back to rejection sampling.
+// makes every draw O(1); larger spaces fall back to rejection sampling. With
+// `edges` > 0 each parameter of more than two values is drawn at an end of
+// its list with that probability (sample_edges), as the default's random
+// picks are.
 #include <unordered_map>
 
 #include "search/strategy/support.h"
@@ -10,10 +13,11 @@ namespace {
 
 class RandomSample final : public StrategyBase {
  public:
-  using StrategyBase::StrategyBase;
+  explicit RandomSample(const StrategyContext& ctx) : StrategyBase(ctx), edges_(opt_float(ctx, "edges")) {}
 
  private:
   std::vector<Config> next_wave(size_t max_batch) override {
+    if (edges_ > 0) return sample_edges(max_batch, edges_);
     if (!indexable()) return sample_unknown(max_batch);
     std::vector<Config> wave;
     const uint64_t n = valid_count();
@@ -28,7 +32,7 @@ class RandomSample final : public StrategyBase {
   // The draws next_wave will make, on a copy of the generator, the swaps
   // they would make kept aside.
   std::vector<Config> upcoming(size_t n) override {
-    if (!indexable()) return {};
+    if (edges_ > 0 || !indexable()) return {};
     std::vector<Config> next;
     std::mt19937_64 g = rng();
     std::unordered_map<uint64_t, uint64_t> swaps;
@@ -49,6 +53,7 @@ class RandomSample final : public StrategyBase {
     auto it = swapped_.find(i);
     return it == swapped_.end() ? i : it->second;
   }
+  double edges_;
   uint64_t drawn_ = 0;
   std::unordered_map<uint64_t, uint64_t> swapped_;
 };
@@ -56,7 +61,10 @@ class RandomSample final : public StrategyBase {
 }  // namespace
 
 StrategyDef random_sample_def() {
-  return {"random_sample", "uniform random valid configurations, without replacement", {},
+  return {"random_sample", "uniform random valid configurations, without replacement",
+          {{"edges", OptionKind::Float, 0.0, 0, 1, {},
+            "the chance that a draw puts a parameter of more than two values at the first or last value of its list "
+            "(either, evenly), each parameter drawn apart (0: uniform)"}},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<RandomSample>(ctx); },
           64, true};
 }

@@ -119,6 +119,33 @@ std::vector<Config> StrategyBase::sample_unknown(size_t n) {
   return out;
 }
 
+std::vector<Config> StrategyBase::sample_edges(size_t n, double edge) {
+  std::vector<Config> out;
+  if (n == 0 || results_.size() + pending_.size() >= valid_count_) return out;
+  ConfigSet drawn;
+  const std::vector<Parameter>& params = space_->parameters();
+  // A draw that is known or invalid is drawn again; where the ends are all
+  // measured or ruled out, 64 misses a configuration wanted is enough to
+  // say so, and uniform draws fill the rest.
+  for (size_t miss = 0; miss < 64 * n && out.size() < n;) {
+    Config c(params.size());
+    for (size_t d = 0; d < params.size(); ++d) {
+      const uint64_t m = params[d].values.size();
+      c[d] = static_cast<uint32_t>(m > 2 && unit(rng_) < edge ? (unit(rng_) < 0.5 ? 0 : m - 1) : below(rng_, m));
+    }
+    if (known(c) || drawn.count(c) || !space_->is_valid(c)) {
+      ++miss;
+      continue;
+    }
+    drawn.insert(c);
+    out.push_back(std::move(c));
+  }
+  if (out.size() < n)
+    for (Config& c : sample_unknown(n - out.size()))
+      if (drawn.insert(c).second) out.push_back(std::move(c));
+  return out;
+}
+
 std::vector<Config> StrategyBase::scan_unknown(size_t n, const ConfigSet& exclude) {
   std::vector<Config> all;
   for (uint64_t i = 0; i < valid_count_; ++i) {

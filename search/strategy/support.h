@@ -123,6 +123,15 @@ class StrategyBase : public Strategy {
   bool indexable() const { return valid_count_ <= (uint64_t{1} << 22); }
   // Up to n distinct valid configurations not known yet (fewer when fewer remain).
   std::vector<Config> sample_unknown(size_t n);
+  // Up to n distinct valid configurations not known yet, each parameter of
+  // more than two values at its first or last value (either, evenly) with
+  // probability `edge`, at any value otherwise; uniform ones (sample_unknown)
+  // where such draws keep missing (every corner measured or ruled out).
+  // The fastest configuration of a kernel lies at the ends of its value
+  // lists (the widest block, the longest tile, no padding) far more often
+  // than uniform draws reach them (docs/strategies.md, "twenty-second
+  // session").
+  std::vector<Config> sample_edges(size_t n, double edge);
   // Valid neighbours not known yet, shuffled.
   std::vector<Config> unknown_neighbours(const Config& c, NeighbourKind kind);
   // Compile features (StrategyContext::features), asked for once per
