@@ -26,7 +26,7 @@
 // (docs/strategies.md, "eighteenth session"). The picks put each parameter
 // at an end of its value list (`explore_edges`, 1 by default) while such
 // corners remain: on kernels published by others the fastest configuration
-// sits there far more often than uniform picks go (the widest block, the
+// sits there more often than uniform picks go (the widest block, the
 // longest tile; "twenty-second session").
 #include <algorithm>
 #include <condition_variable>

@@ -127,10 +127,10 @@ class StrategyBase : public Strategy {
   // more than two values at its first or last value (either, evenly) with
   // probability `edge`, at any value otherwise; uniform ones (sample_unknown)
   // where such draws keep missing (every corner measured or ruled out).
-  // The fastest configuration of a kernel lies at the ends of its value
-  // lists (the widest block, the longest tile, no padding) far more often
-  // than uniform draws reach them (docs/strategies.md, "twenty-second
-  // session").
+  // On kernels published by others the fastest configuration lies at the
+  // ends of the value lists (the widest block, the longest tile, no
+  // padding) more often than uniform draws reach them; on ktune's own
+  // templates less often (docs/strategies.md, "twenty-second session").
   std::vector<Config> sample_edges(size_t n, double edge);
   // Valid neighbours not known yet, shuffled.
   std::vector<Config> unknown_neighbours(const Config& c, NeighbourKind kind);
