@@ -411,10 +411,7 @@ StrategyDef portfolio_def() {
            {"explore_stalled", OptionKind::Float, 0.25, 0, 0.5, {},
             "the share of such random picks once `stalled_after` results in a row have not improved on the best, "
             "until one does (0: none)"},
-           {"explore_edges", OptionKind::Float, 1.0, 0, 1, {},
-            "the chance that a random pick puts a parameter of more than two values at the first or last value of "
-            "its list (either, evenly), each parameter drawn apart; uniform picks where every such corner is "
-            "measured or invalid (0: uniform picks)"},
+           edges_option("explore_edges", 1.0),
            {"stalled_after", OptionKind::Int, 30, 0, 1000000, {},
             "results in a row without a better one after which `explore_stalled` applies (0: never)"},
            {"every", OptionKind::Int, 2, 0, 1000, {}, "share: fixed, two members: every how many proposals `second` takes (0, either share: the first member alone)"},

@@ -62,9 +62,7 @@ class RandomSample final : public StrategyBase {
 
 StrategyDef random_sample_def() {
   return {"random_sample", "uniform random valid configurations, without replacement",
-          {{"edges", OptionKind::Float, 0.0, 0, 1, {},
-            "the chance that a draw puts a parameter of more than two values at the first or last value of its list "
-            "(either, evenly), each parameter drawn apart (0: uniform)"}},
+          {edges_option("edges", 0.0)},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<RandomSample>(ctx); },
           64, true};
 }

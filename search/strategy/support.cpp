@@ -45,6 +45,13 @@ OptionSpec neighbour_option(const std::string& default_kind) {
           "(repaired: x 16 -> 32 under x*y <= 1024 takes y 64 -> 32)"};
 }
 
+OptionSpec edges_option(const std::string& name, double default_edge) {
+  return {name, OptionKind::Float, default_edge, 0, 1, {},
+          "the chance that a random draw puts a parameter of more than two values at the first or last value of its "
+          "list (either, evenly), each parameter drawn apart; uniform draws where every such corner is measured or "
+          "invalid (0: uniform draws)"};
+}
+
 // ---------------------------------------------------------------- StrategyBase
 
 StrategyBase::StrategyBase(const StrategyContext& ctx)

@@ -79,6 +79,9 @@ const std::string& opt_choice(const StrategyContext& ctx, std::string_view name)
 NeighbourKind opt_neighbour(const StrategyContext& ctx, std::string_view name);
 // The `neighbour` option of the local searches (its value read by opt_neighbour).
 OptionSpec neighbour_option(const std::string& default_kind);
+// The option giving sample_edges() its `edge`: `edges` of random_sample,
+// `explore_edges` of portfolio.
+OptionSpec edges_option(const std::string& name, double default_edge);
 
 constexpr double kFailed = std::numeric_limits<double>::infinity();
 // Compile features asked for at a time: one round of a 16-process compile pool.
