@@ -17,17 +17,23 @@
 // 0.87 of the optimum, the method that reaches it is the slowest until the
 // longest tiles, and every member keeps proposing around 0.87 while random
 // search, with 3% of the space at 0.9 or more, gets past it. Random picks
-// bring in what no member would try. A fixed share of them (`explore`, 0 by
-// default) costs where the members' models are right; once `stalled_after`
-// results in a row have not improved on the best, `explore_stalled` of the
-// proposals are random picks until one does. A run that still improves
+// bring in what no member would try. A share of them costs where the
+// members' models are right, so it has to earn its place: `explore` (a
+// fifth) of the proposals from the `explore_after`-th on are random picks
+// only while, after three, they rank on average at least `explore_bar` (the
+// middle) among the results heard before each; picks that land in the slow
+// half stop it. Once `stalled_after` results in a row have not improved on
+// the best, `explore_stalled` of the proposals are random picks until one
+// does, earned or not. A run that still improves
 // (the A100 convolution, whose best climbs in steps to 200 evaluations)
 // rarely stalls that long; one polishing a trap does at once
 // (docs/strategies.md, "eighteenth session"). The picks put each parameter
 // at an end of its value list (`explore_edges`, 1 by default) while such
 // corners remain: on kernels published by others the fastest configuration
 // sits there more often than uniform picks go (the widest block, the
-// longest tile; "twenty-second session").
+// longest tile; "twenty-second session"); on ktune's own templates, whose
+// value lists bracket the optimum, they are slow, and the share stops
+// after its trial ("twenty-third session").
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
@@ -199,6 +205,8 @@ class Portfolio final : public Strategy {
       : every_(static_cast<size_t>(opt_int(ctx, "every"))),
         adaptive_(opt_choice(ctx, "share") == "adaptive"),
         explore_(opt_float(ctx, "explore")),
+        explore_after_(static_cast<size_t>(opt_int(ctx, "explore_after"))),
+        explore_bar_(opt_float(ctx, "explore_bar")),
         explore_stalled_(opt_float(ctx, "explore_stalled")),
         stalled_after_(static_cast<size_t>(opt_int(ctx, "stalled_after"))) {
     std::vector<std::string> names = {opt_choice(ctx, "first"), opt_choice(ctx, "second")};
@@ -256,19 +264,20 @@ class Portfolio final : public Strategy {
   // Adaptive shares split a batch (a GPU run's 8) slot by slot, each slot to
   // the member then furthest below its share, so that every member proposes
   // with what the last batch taught it; fixed shares give a batch to one
-  // member. With `explore`, every (1/explore)-th slot, counted across
-  // batches, is a uniform random pick instead, outside the shares: the
-  // opener still proposes first; while stalled, `explore_stalled` is the
-  // share if it is larger. A configuration two members propose is measured
-  // once.
+  // member. With `explore`, every (1/explore)-th slot from the
+  // `explore_after`-th proposal on, counted across batches, is a random pick
+  // instead, outside the shares, while the picks earn it; while stalled,
+  // `explore_stalled` is the share if it is larger. A configuration two
+  // members propose is measured once.
   std::vector<Config> propose(size_t max_batch) override {
     ++turn_;
     std::vector<size_t> slots(members_.size(), 0);
     std::vector<double> given = given_;
     const bool by_slot = adaptive_ && every_ != 0;
     const size_t fixed = by_slot ? 0 : whose_turn(turn_, given_);
+    const double before = std::accumulate(given_.begin(), given_.end(), 0.0);
     for (size_t k = 0; k < max_batch; ++k) {
-      if (const double share = exploring(); share > 0 && (explored_ += share) >= 1) {
+      if (const double share = exploring(before + double(k)); share > 0 && (explored_ += share) >= 1) {
         explored_ -= 1;
         ++slots.back();
         continue;
@@ -305,8 +314,16 @@ class Portfolio final : public Strategy {
       if (it != owner_.end()) {
         // Credit: the member whose proposal improved on the best so far.
         if (s < best_) credit_[it->second] += 1;
+        if (explores() && it->second == members_.size() - 1) {
+          // A random pick's rank: the share of the results heard before it
+          // that it beats (a failure beats none).
+          const auto worse = heard_.end() - std::upper_bound(heard_.begin(), heard_.end(), s);
+          picks_rank_ += heard_.empty() ? 0.5 : double(worse) / double(heard_.size());
+          picks_ += 1;
+        }
         owner_.erase(it);
       }
+      heard_.insert(std::upper_bound(heard_.begin(), heard_.end(), s), s);
       since_best_ = s < best_ ? 0 : since_best_ + 1;
       best_ = std::min(best_, s);
     }
@@ -316,10 +333,14 @@ class Portfolio final : public Strategy {
  private:
   // Whether random picks can be due at all, and their share now.
   bool explores() const { return explore_ > 0 || (explore_stalled_ > 0 && stalled_after_ > 0); }
-  double exploring() const {
+  // `proposed`: the proposals made before this one.
+  double exploring(double proposed) const {
+    const bool earned = picks_ < kExploreTrial || picks_rank_ / picks_ >= explore_bar_;
+    const double share = proposed >= double(explore_after_) && earned ? explore_ : 0;
     const bool stalled = stalled_after_ > 0 && since_best_ >= stalled_after_;
-    return stalled ? std::max(explore_, explore_stalled_) : explore_;
+    return stalled ? std::max(share, explore_stalled_) : share;
   }
+  static constexpr double kExploreTrial = 3;  // random picks before `explore_bar` applies
 
   // Fixed shares: every `every`-th turn is the second member's (with a third,
   // the members take turns in order). Adaptive shares: each member's share of
@@ -382,9 +403,14 @@ class Portfolio final : public Strategy {
   std::vector<double> credit_;  // of those, how many improved on the best so far
   double best_ = kFailed;
   double explore_;       // the share of the proposals drawn at random, by the last member
+  size_t explore_after_;  // proposals before the first of them
+  double explore_bar_;    // the mean rank the picks must keep for that share to hold
   double explore_stalled_;  // that share while stalled
   size_t stalled_after_;    // results in a row without a better one that make a stall (0: never)
   size_t since_best_ = 0;   // results since the best last improved
+  std::vector<double> heard_;  // every result's ranking score, in order
+  double picks_ = 0;           // random picks heard
+  double picks_rank_ = 0;      // the sum of their ranks (0 to 1, higher is better)
   double explored_ = 0;  // random proposals due: a slot goes to the last member when this reaches 1
   std::unordered_map<Config, size_t, ConfigHash> owner_;  // proposals awaiting their result
 };
@@ -405,9 +431,13 @@ StrategyDef portfolio_def() {
             {"none", "mls", "greedy_ils", "vnd", "tpe", "forest", "pso", "random_sample", "simulated_annealing",
              "genetic_algorithm", "model_rank"},
             "a third member (none: two members)"},
-           {"explore", OptionKind::Float, 0.0, 0, 0.5, {},
+           {"explore", OptionKind::Float, 0.2, 0, 0.5, {},
             "the share of proposals drawn at random (see `explore_edges`) from the configurations not yet measured, outside "
-            "the members' shares (0: none)"},
+            "the members' shares, from the `explore_after`-th proposal on while the picks keep `explore_bar` (0: none)"},
+           {"explore_after", OptionKind::Int, 20, 0, 1000000, {}, "proposals before the first of `explore`'s random picks"},
+           {"explore_bar", OptionKind::Float, 0.5, 0, 1, {},
+            "after three random picks, `explore`'s share holds only while their mean rank (the share of the results heard "
+            "before each that it beats) is at least this (0: always)"},
            {"explore_stalled", OptionKind::Float, 0.25, 0, 0.5, {},
             "the share of such random picks once `stalled_after` results in a row have not improved on the best, "
             "until one does (0: none)"},
