@@ -314,16 +314,16 @@ class Portfolio final : public Strategy {
       if (it != owner_.end()) {
         // Credit: the member whose proposal improved on the best so far.
         if (s < best_) credit_[it->second] += 1;
-        if (explores() && it->second == members_.size() - 1) {
+        if (ranks_picks() && it->second == members_.size() - 1) {
           // A random pick's rank: the share of the results heard before it
           // that it beats (a failure beats none).
           const auto worse = heard_.end() - std::upper_bound(heard_.begin(), heard_.end(), s);
           picks_rank_ += heard_.empty() ? 0.5 : double(worse) / double(heard_.size());
-          picks_ += 1;
+          ++picks_;
         }
         owner_.erase(it);
       }
-      heard_.insert(std::upper_bound(heard_.begin(), heard_.end(), s), s);
+      if (ranks_picks()) heard_.insert(std::upper_bound(heard_.begin(), heard_.end(), s), s);
       since_best_ = s < best_ ? 0 : since_best_ + 1;
       best_ = std::min(best_, s);
     }
@@ -333,14 +333,16 @@ class Portfolio final : public Strategy {
  private:
   // Whether random picks can be due at all, and their share now.
   bool explores() const { return explore_ > 0 || (explore_stalled_ > 0 && stalled_after_ > 0); }
+  // Whether `explore`'s share depends on the picks' ranks (else none is kept).
+  bool ranks_picks() const { return explore_ > 0 && explore_bar_ > 0; }
   // `proposed`: the proposals made before this one.
   double exploring(double proposed) const {
-    const bool earned = picks_ < kExploreTrial || picks_rank_ / picks_ >= explore_bar_;
+    const bool earned = picks_ < kExploreTrial || picks_rank_ / double(picks_) >= explore_bar_;
     const double share = proposed >= double(explore_after_) && earned ? explore_ : 0;
     const bool stalled = stalled_after_ > 0 && since_best_ >= stalled_after_;
     return stalled ? std::max(share, explore_stalled_) : share;
   }
-  static constexpr double kExploreTrial = 3;  // random picks before `explore_bar` applies
+  static constexpr size_t kExploreTrial = 3;  // random picks before `explore_bar` applies
 
   // Fixed shares: every `every`-th turn is the second member's (with a third,
   // the members take turns in order). Adaptive shares: each member's share of
@@ -408,8 +410,8 @@ class Portfolio final : public Strategy {
   double explore_stalled_;  // that share while stalled
   size_t stalled_after_;    // results in a row without a better one that make a stall (0: never)
   size_t since_best_ = 0;   // results since the best last improved
-  std::vector<double> heard_;  // every result's ranking score, in order
-  double picks_ = 0;           // random picks heard
+  std::vector<double> heard_;  // with ranks_picks(): every result's ranking score, in order
+  size_t picks_ = 0;           // random picks heard
   double picks_rank_ = 0;      // the sum of their ranks (0 to 1, higher is better)
   double explored_ = 0;  // random proposals due: a slot goes to the last member when this reaches 1
   std::unordered_map<Config, size_t, ConfigHash> owner_;  // proposals awaiting their result

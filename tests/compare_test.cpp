@@ -511,7 +511,6 @@ TEST(Compare, ForestSplitsOnWhetherAValueIsAPowerOfTwo) {
   for (size_t b = 0; b < 2; ++b) EXPECT_LT(*r.strategies[1].fraction_at_budget[b].second.median, 0.9) << b;
 }
 
-
 // `explore`'s share has to be earned (20 runs each). On the rugged space
 // (search_landscapes.h) the optimum is inside every value list, as on
 // ktune's own templates, and the ends are slow: the default's random picks
@@ -534,4 +533,3 @@ TEST(Compare, RandomPicksKeepTheirShareOnlyWhileTheyRankWell) {
 
 }  // namespace
 }  // namespace ktune
-
