@@ -5,6 +5,8 @@
 #include <limits>
 #include <sstream>
 
+#include "search/strategy/replay_clock.h"
+
 namespace ktune {
 namespace {
 
@@ -79,49 +81,99 @@ struct RunCurve {
   std::vector<std::pair<double, double>> by_time;  // (elapsed_s, best) per evaluation
   uint64_t fevals = 0;
   double elapsed_s = 0;
+  double gpu_busy_s = 0;
 };
 
-RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const Landscape& l,
-                const StrategyRun& s, uint64_t seed, uint64_t k_max, const CompareOptions& o) {
-  CompileLedger ledger;
+// One replayed run on the clock of CompareOptions::clock. `budget`: the
+// evaluations (the eval-budget runs) or the seconds (the time-budget runs).
+RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const Landscape& l, const StrategyRun& s,
+                uint64_t seed, Budget budget, const CompareOptions& o) {
+  ReplayClock clock(o.clock);
+  auto compile_s = [&](const Config& c) {
+    auto it = table.find(c);
+    return it == table.end() ? 0.0 : it->second.compile_s;
+  };
   FeatureSource features;
   if (o.features)
     features = [&](std::span<const Config> configs) {
-      for (const Config& c : configs)
-        if (auto it = table.find(c); it != table.end()) ledger.asked(c, it->second.compile_s);
+      std::vector<std::pair<Config, double>> compiles;
+      for (const Config& c : configs) compiles.emplace_back(c, compile_s(c));
+      clock.features(compiles);
       return o.features(configs);
     };
-  StrategyContext ctx{&space, seed, s.options, features, k_max, o.prior};
+  StrategyContext ctx{&space, seed, s.options, features, budget.max_fevals, o.prior};
   std::unique_ptr<Strategy> strategy = make_strategy(s.name, ctx);
-  auto evaluate = [&](std::span<const Config> configs) {
-    std::vector<EvalOutcome> out;
+  auto evaluate = [&](std::span<const Config> configs, const CostLayer::Done& done) {
+    std::vector<std::pair<Config, ReplayCost>> batch;
     for (const Config& c : configs) {
       auto it = table.find(c);
-      out.push_back(it == table.end()
-                        ? EvalOutcome{std::nullopt, ledger.measured(c, l.mean_cost, 0)}
-                        : EvalOutcome{it->second.objective, ledger.measured(c, it->second.cost_s, it->second.compile_s)});
+      batch.emplace_back(c, it == table.end() ? ReplayCost{0, l.mean_cost}
+                                              : ReplayCost{it->second.compile_s, it->second.cost_s - it->second.compile_s});
     }
-    return out;
+    for (const ReplayClock::Finish& f : clock.measure(batch)) {
+      clock.reached(f);
+      auto it = table.find(configs[f.index]);
+      if (!done(f.index, EvalOutcome{it == table.end() ? std::nullopt : it->second.objective, f.gpu_s})) break;
+    }
   };
   CostOptions copts;
   copts.batch_size = o.batch_size;
+  copts.clock = [&clock] { return clock.now(); };
+  copts.ahead = [&](std::span<const Config> next) {
+    std::vector<std::pair<Config, double>> compiles;
+    for (const Config& c : next) compiles.emplace_back(c, compile_s(c));
+    clock.ahead(std::move(compiles));
+  };
   if (l.partial) {
     copts.recorded = [&table](const Config& c) { return table.count(c) > 0; };
     copts.recorded_count = l.n;
   }
-  CostLayer layer(space, Budget{k_max, 0}, evaluate, o.higher_is_better, copts);
+  CostLayer layer(space, budget, evaluate, o.higher_is_better, copts);
   RunResult r = layer.run(*strategy);
   RunCurve curve;
   curve.fevals = r.fevals;
-  curve.elapsed_s = r.elapsed_s;
+  curve.elapsed_s = clock.now();
+  curve.gpu_busy_s = clock.gpu_busy_s();
   double best = kInf;  // nothing succeeded yet
   for (const TraceEntry& e : r.trace) {
     if (e.best) best = o.higher_is_better ? -*e.best : *e.best;
     curve.best.push_back(best);
     curve.by_time.emplace_back(e.elapsed_s, best);
   }
-  curve.best.resize(k_max, best);  // a run that stopped early keeps its last best
+  if (budget.max_fevals) curve.best.resize(budget.max_fevals, best);  // a run that stopped early keeps its last best
   return curve;
+}
+
+// The best (minimised, +inf before a success) a run had at time t.
+double best_at(const RunCurve& r, double t) {
+  double best = kInf;
+  for (const auto& [elapsed, b] : r.by_time)
+    if (elapsed <= t * (1 + 1e-12)) best = b;
+  return best;
+}
+
+// The times the score over time averages over: `kTimePoints` evenly from
+// the largest time budget's 1/kTimePoints to it.
+constexpr size_t kTimePoints = 50;
+std::vector<double> time_points(const std::vector<double>& budgets) {
+  std::vector<double> out;
+  const double t_max = budgets.empty() ? 0 : *std::max_element(budgets.begin(), budgets.end());
+  for (size_t i = 1; i <= kTimePoints && t_max > 0; ++i) out.push_back(t_max * double(i) / double(kTimePoints));
+  return out;
+}
+
+// Mean over runs of the best at each time point (the worst before a success).
+std::vector<double> mean_best_at(const std::vector<RunCurve>& runs, const std::vector<double>& points, const Landscape& l) {
+  std::vector<double> out;
+  for (double t : points) {
+    double sum = 0;
+    for (const RunCurve& r : runs) {
+      const double b = best_at(r, t);
+      sum += std::isfinite(b) ? b : l.worst();
+    }
+    out.push_back(runs.empty() ? l.worst() : sum / double(runs.size()));
+  }
+  return out;
 }
 
 double run_p_score(const RunCurve& c, const std::vector<double>& random, const Landscape& l) {
@@ -136,9 +188,9 @@ double run_p_score(const RunCurve& c, const std::vector<double>& random, const L
   return terms ? sum / static_cast<double>(terms) : 0.0;
 }
 
-StrategyComparison summarise(const std::string& name, const std::vector<RunCurve>& runs, const Landscape& l,
-                             const std::vector<double>& random, const std::vector<RandomAtBudget>& random_at_budget,
-                             uint64_t k_max, const CompareOptions& o) {
+StrategyComparison summarise(const std::string& name, const std::vector<RunCurve>& runs, const std::vector<RunCurve>& timed,
+                             const Landscape& l, const std::vector<double>& random, const std::vector<double>& random_at_points,
+                             const std::vector<RandomAtBudget>& random_at_budget, uint64_t k_max, const CompareOptions& o) {
   StrategyComparison s;
   s.name = name;
   s.runs = runs.size();
@@ -164,19 +216,33 @@ StrategyComparison summarise(const std::string& name, const std::vector<RunCurve
     }
     s.fraction_at_budget.emplace_back(b, spread_of(std::move(at)));
   }
+  // At time budgets, the runs made to the largest of them; without any, the
+  // evaluation-budget runs at the mean recorded cost times each budget.
   std::vector<double> times = o.time_budgets;
   if (times.empty())
     for (uint64_t b : o.budgets)
       if (b <= k_max) times.push_back(l.mean_cost * static_cast<double>(b));
+  const std::vector<RunCurve>& by_time = o.time_budgets.empty() ? runs : timed;
   for (double t : times) {
     std::vector<std::optional<double>> at;
-    for (const RunCurve& r : runs) {
-      double best = kInf;
-      for (const auto& [elapsed, b] : r.by_time)
-        if (elapsed <= t * (1 + 1e-12)) best = b;
-      at.push_back(l.fraction(best));
-    }
+    for (const RunCurve& r : by_time) at.push_back(l.fraction(best_at(r, t)));
     s.fraction_at_time.emplace_back(t, spread_of(std::move(at)));
+  }
+  if (!timed.empty()) {
+    const std::vector<double> points = time_points(o.time_budgets);
+    const std::vector<double> mine = mean_best_at(timed, points, l);
+    double sum = 0;
+    size_t terms = 0;
+    for (size_t i = 0; i < points.size(); ++i) {
+      const double denom = random_at_points[i] - l.opt();
+      if (!(denom > 1e-12 * std::max(1.0, std::abs(l.opt())))) continue;
+      sum += (random_at_points[i] - mine[i]) / denom, ++terms;
+    }
+    s.p_score_time = terms ? sum / double(terms) : 0.0;
+    double busy = 0, wall = 0, evals = 0;
+    for (const RunCurve& r : timed) busy += r.gpu_busy_s, wall += r.elapsed_s, evals += double(r.fevals);
+    s.gpu_busy_share = wall > 0 ? busy / wall : 0;
+    s.mean_timed_evals = evals / double(timed.size());
   }
   std::vector<std::optional<double>> ps;
   for (const RunCurve& r : runs) {
@@ -282,13 +348,33 @@ CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, co
   const size_t per = std::max<size_t>(o.runs, 1);
   size_t runs_done = 0;
   auto stopped = [&] { return o.interrupt && o.interrupt->load(); };
-  for (const StrategyRun& s : strategies) {
-    std::vector<RunCurve> runs;
-    for (size_t i = 0; i < per && !stopped(); ++i) {
-      runs.push_back(replay(space, table, l, s, o.first_seed + i, k_max, o));
-      if (o.progress) o.progress(++runs_done, per * strategies.size(), s.label.empty() ? s.name : s.label);
+  // With time budgets, random search's runs to the largest one: the
+  // baseline of the score over time.
+  const double t_max = o.time_budgets.empty() ? 0 : *std::max_element(o.time_budgets.begin(), o.time_budgets.end());
+  const size_t jobs = strategies.size() + (t_max > 0 ? 1 : 0);
+  std::vector<double> random_at_points;
+  if (t_max > 0) {
+    std::vector<RunCurve> baseline;
+    for (size_t i = 0; i < per && !stopped(); ++i)
+      baseline.push_back(replay(space, table, l, StrategyRun{"random_sample", {}, ""}, o.first_seed + i, Budget{0, t_max}, o));
+    if (o.progress) o.progress(runs_done += per, per * jobs, "random search over time");
+    random_at_points = mean_best_at(baseline, time_points(o.time_budgets), l);
+    for (double t : o.time_budgets) {
+      std::vector<std::optional<double>> at;
+      for (const RunCurve& r : baseline) at.push_back(l.fraction(best_at(r, t)));
+      result.random_at_time.emplace_back(t, spread_of(std::move(at)));
     }
-    if (!runs.empty()) result.strategies.push_back(summarise(s.label.empty() ? s.name : s.label, runs, l, random, result.random_exact, k_max, o));
+  }
+  for (const StrategyRun& s : strategies) {
+    const std::string label = s.label.empty() ? s.name : s.label;
+    std::vector<RunCurve> runs, timed;
+    for (size_t i = 0; i < per && !stopped(); ++i) {
+      runs.push_back(replay(space, table, l, s, o.first_seed + i, Budget{k_max, 0}, o));
+      if (t_max > 0) timed.push_back(replay(space, table, l, s, o.first_seed + i, Budget{0, t_max}, o));
+      if (o.progress) o.progress(++runs_done, per * jobs, label);
+    }
+    if (!runs.empty())
+      result.strategies.push_back(summarise(label, runs, timed, l, random, random_at_points, result.random_exact, k_max, o));
     if (stopped()) break;
   }
   result.interrupted = stopped();
@@ -305,12 +391,29 @@ std::vector<AggregateRow> aggregate(const std::vector<LabelledResult>& spaces, d
     return rows.back();
   };
   std::map<std::string, std::map<uint64_t, std::vector<double>>> at;  // name -> budget -> per-space medians
+  std::map<std::string, std::map<double, std::vector<double>>> at_time;
+  std::map<std::string, std::pair<double, size_t>> p_time;  // name -> (sum, spaces)
   for (const LabelledResult& sp : spaces)
     for (const StrategyComparison& s : sp.result.strategies) {
       AggregateRow& r = row_of(s.name);
       r.min_p_score = r.spaces == 0 ? s.p_score : std::min(r.min_p_score, s.p_score);
       r.mean_p_score += s.p_score;
       ++r.spaces;
+      if (s.p_score_time) p_time[s.name].first += *s.p_score_time, ++p_time[s.name].second;
+      for (size_t i = 0; i < s.fraction_at_time.size() && i < sp.result.random_at_time.size(); ++i) {
+        const double t = s.fraction_at_time[i].first;
+        const double f = s.fraction_at_time[i].second.median.value_or(0.0);
+        const double rf = sp.result.random_at_time[i].second.median.value_or(0.0);
+        at_time[s.name][t].push_back(f);
+        if (f > rf + tolerance) ++r.time_ahead;
+        else if (f >= rf - tolerance) ++r.time_level;
+        else {
+          ++r.time_behind;
+          std::ostringstream label;
+          label << sp.label << "@" << t << "s";
+          r.time_behind_at.push_back(label.str());
+        }
+      }
       for (const auto& [b, spread] : s.fraction_at_budget) {
         const double f = spread.median.value_or(0.0);
         at[s.name][b].push_back(f);
@@ -336,6 +439,12 @@ std::vector<AggregateRow> aggregate(const std::vector<LabelledResult>& spaces, d
       std::vector<std::optional<double>> xs(v.begin(), v.end());
       r.median_fraction_at_budget.emplace_back(b, spread_of(std::move(xs)).median.value_or(0.0));
     }
+    for (auto& [t, v] : at_time[r.name]) {
+      std::vector<std::optional<double>> xs(v.begin(), v.end());
+      r.median_fraction_at_time.emplace_back(t, spread_of(std::move(xs)).median.value_or(0.0));
+    }
+    if (auto it = p_time.find(r.name); it != p_time.end() && it->second.second > 0)
+      r.mean_p_score_time = it->second.first / double(it->second.second);
   }
   return rows;
 }

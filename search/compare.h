@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "search/strategy/cost.h"
+#include "search/strategy/replay_clock.h"
 #include "search/strategy/strategy.h"
 
 namespace ktune {
@@ -66,9 +67,16 @@ struct CompareOptions {
   size_t batch_size = 1;
   std::vector<double> fractions = {0.9, 0.95, 0.98};
   std::vector<uint64_t> budgets = {10, 20, 50, 100, 200, 500};  // those above max_fevals are left out
-  std::vector<double> time_budgets;  // seconds; empty: mean recorded cost x each budget
+  // Seconds of predicted wall time (ReplayClock). Each run is then made
+  // again with these as its only budget, up to the largest, and random
+  // search too, for the score over time. Empty: fraction_at_time is read
+  // off the evaluation-budget runs at the mean recorded cost x each budget.
+  std::vector<double> time_budgets;
+  // The live run a replay's time stands for: compile processes, GPUs, the
+  // strategy's own time.
+  ClockOptions clock{1, 1, false};
   // Given to the strategies. A configuration whose features are asked for is
-  // charged its compile_s then and not again when measured (CompileLedger).
+  // compiled then, on the clock, and not again when measured.
   FeatureSource features;
   std::vector<Observation> prior;  // given to the strategies (StrategyContext::prior)
   // Told after each replayed run: (runs done, runs in all, the strategy's label).
@@ -95,7 +103,14 @@ struct StrategyComparison {
   size_t runs = 0;
   std::vector<std::pair<double, Spread>> fraction_at_time;
   uint64_t max_evals_used = 0;
-  double mean_time_s = 0;  // recorded time of a run, mean over runs (feature compiles included)
+  double mean_time_s = 0;  // predicted wall time of an evaluation-budget run, mean over runs
+  // With time budgets, over the runs to the largest: the score over time
+  // (as p_score, with best-so-far at 50 evenly spaced times up to the largest
+  // budget against random search's runs on the same clock), the GPU's busy
+  // share of the wall time, and the evaluations made.
+  std::optional<double> p_score_time;
+  double gpu_busy_share = 0;
+  double mean_timed_evals = 0;
   double p_score = 0;
   Spread p_score_runs;              // the per-run P-scores (their mean is p_score)
   std::vector<double> median_curve;  // median fraction of optimum after k = 1..max evaluations
@@ -133,6 +148,9 @@ struct CompareResult {
   bool higher_is_better = false;
   std::vector<RandomAtBudget> random_exact;  // at each of CompareOptions::budgets up to max_fevals
   std::vector<RandomToFraction> random_exact_to_fraction;  // for each of CompareOptions::fractions
+  // With time budgets: random search's runs on the same clock, the fraction
+  // they reached at each (quartiles over runs).
+  std::vector<std::pair<double, Spread>> random_at_time;
   std::vector<StrategyComparison> strategies;
   bool interrupted = false;  // CompareOptions::interrupt stopped it: fewer runs or strategies than asked
 };
@@ -166,6 +184,13 @@ struct AggregateRow {
   size_t spaces = 0;
   double mean_p_score = 0, min_p_score = 0;
   std::vector<std::pair<uint64_t, double>> median_fraction_at_budget;  // over spaces
+  // With time budgets: the same at each, the mean score over time, and the
+  // (space, time budget) points against random search's runs on the clock
+  // (its median fraction there; "LABEL@10s" for each point behind).
+  std::vector<std::pair<double, double>> median_fraction_at_time;
+  std::optional<double> mean_p_score_time;
+  size_t time_ahead = 0, time_level = 0, time_behind = 0;
+  std::vector<std::string> time_behind_at;
   size_t ahead = 0, level = 0, behind = 0;
   std::vector<std::string> behind_at;  // "LABEL@BUDGET" for each point behind
   std::vector<double> behind_p;        // the sign test's p for each of behind_at

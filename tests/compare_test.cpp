@@ -215,17 +215,27 @@ TEST(Compare, FeatureCompilesCountInTheRecordedTime) {
   EXPECT_DOUBLE_EQ(r.strategies[1].mean_time_s, 40.0);  // random search asks for none
 }
 
-TEST(CompileLedger, ChargesAFeatureCompileOnceWithTheNextMeasurement) {
-  CompileLedger l;
-  l.asked(Config{1}, 0.5);
-  l.asked(Config{2}, 0.25);
-  l.asked(Config{1}, 0.5);                            // asked again: compiled once
-  EXPECT_DOUBLE_EQ(l.measured(Config{3}, 2.0, 0.5), 2.75);  // its own cost and both compiles
-  EXPECT_DOUBLE_EQ(l.measured(Config{1}, 2.0, 0.5), 1.5);   // its compile was paid
-  EXPECT_DOUBLE_EQ(l.measured(Config{3}, 2.0, 0.5), 1.5);   // a repeat: compiled already
-  l.asked(Config{5}, 0.5);
-  EXPECT_DOUBLE_EQ(l.measured(Config{6}, 1.0, 0.0), 1.5);
-  EXPECT_DOUBLE_EQ(l.measured(Config{5}, 0.1, 0.5), 0.0);   // a record whose compile exceeds its cost: not below zero
+// With time budgets, each strategy's runs are made to the largest: their
+// fractions at each, the score over time against random search on the same
+// clock, and the GPU's busy share.
+TEST(Compare, TimeBudgetRunsScoreAgainstRandomSearchOverTime) {
+  const SearchSpace space = line_space();
+  CompareOptions o;
+  o.runs = 5;
+  o.max_fevals = 10;
+  o.time_budgets = {5.0, 30.0};  // each configuration costs 1 s of GPU: 30 of them by the last
+  CompareResult r = compare(space, line_table(true), {{"brute_force", {}, ""}, {"random_sample", {}, ""}}, o);
+  const StrategyComparison& first = r.strategies[0];
+  ASSERT_EQ(first.fraction_at_time.size(), 2u);
+  EXPECT_DOUBLE_EQ(*first.fraction_at_time[0].second.median, 1.0);  // the optimum first
+  EXPECT_DOUBLE_EQ(first.mean_timed_evals, 30.0);  // past the 10-evaluation budget: the time runs have none
+  ASSERT_TRUE(first.p_score_time);
+  EXPECT_NEAR(*first.p_score_time, 49.0 / 50.0, 1e-12);  // 1 but for the first time point, before any result
+  EXPECT_NEAR(first.gpu_busy_share, 1.0, 1e-12);  // nothing compiles: the GPU never waits
+  ASSERT_TRUE(r.strategies[1].p_score_time);
+  EXPECT_NEAR(*r.strategies[1].p_score_time, 0.0, 1e-12);  // random search against its own runs
+  CompareResult worst = compare(space, line_table(false), {{"brute_force", {}, ""}}, o);
+  EXPECT_LT(*worst.strategies[0].p_score_time, 0.0);  // index order meets the worst first
 }
 
 TEST(Compare, HigherIsBetterUsesBestOverOptimum) {

@@ -200,15 +200,4 @@ std::vector<Config> CostLayer::ahead_of(Strategy& strategy, const RunResult& r,
   return out;
 }
 
-void CompileLedger::asked(const Config& c, double compile_s) {
-  if (compiled_.insert(c).second) pending_s_ += compile_s;
-}
-
-double CompileLedger::measured(const Config& c, double cost_s, double compile_s) {
-  const double paid = compiled_.insert(c).second ? 0.0 : std::min(compile_s, cost_s);
-  const double charged = cost_s - paid + pending_s_;
-  pending_s_ = 0;
-  return charged;
-}
-
 }  // namespace ktune

@@ -42,7 +42,6 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -151,24 +150,6 @@ class CostLayer {
   std::unordered_map<Config, Cached, ConfigHash> cache_;
   std::unordered_set<Config, ConfigHash> unrecorded_;
   std::unordered_map<Config, EvalOutcome, ConfigHash> known_;  // seed()
-};
-
-// What compile features cost in a replay, so that its recorded-time axis is
-// what a GPU run costs. On a GPU host a features request compiles the
-// configuration (its recorded compile time), and measuring it later finds the
-// cubin in the cache. measured() charges a measurement its recorded cost less
-// the compile already paid, plus the feature compiles asked for since the
-// last measurement (a replay's time advances only with evaluations).
-class CompileLedger {
- public:
-  void asked(const Config& c, double compile_s);
-  double measured(const Config& c, double cost_s, double compile_s);
-  // Feature compiles asked for since the last measurement: what measured() adds next.
-  double pending_s() const { return pending_s_; }
-
- private:
-  std::set<Config> compiled_;
-  double pending_s_ = 0;
 };
 
 }  // namespace ktune

@@ -23,6 +23,7 @@
 #include "tuner/tune/replay_evaluator.h"
 #include "tuner/spec/spec.h"
 #include "tuner/cli/print/table.h"
+#include "tuner/compile/pool.h"
 
 namespace ktune::cli {
 namespace {
@@ -41,6 +42,8 @@ struct CompareCliOptions {
   uint64_t max_fevals = 200;
   uint64_t seed = 1;
   size_t batch = 1;
+  std::string time_budgets;              // --time-budget 10s,30s,...
+  std::optional<size_t> compile_slots;   // --compile-slots P
   std::string plot;
   bool json = false;
 };
@@ -121,12 +124,56 @@ CompareOptions base_options(const CompareCliOptions& o, const Spec& spec, Replay
   if (o.batch < 1) throw Error::bad_input("--batch: at least 1");
   co.batch_size = o.batch;
   co.higher_is_better = spec.higher_is_better;
+  std::stringstream list(o.time_budgets);
+  for (std::string item; std::getline(list, item, ',');) {
+    if (item.empty()) throw Error::bad_input("--time-budget: an empty item in '" + o.time_budgets + "'");
+    const double s = duration_option("--time-budget", item);
+    if (!(s > 0)) throw Error::bad_input("--time-budget: each budget must be above 0 s, not '" + item + "'");
+    co.time_budgets.push_back(s);
+  }
+  if (o.compile_slots && (*o.compile_slots < 1 || *o.compile_slots > 4096))
+    throw Error::bad_input("--compile-slots: from 1 to 4096 simulated compile processes");
+  // The live run the time stands for: this host's compile processes, one
+  // GPU, the strategies' own time as they take it here.
+  co.clock = ClockOptions{o.compile_slots.value_or(usable_cpus()), 1, true};
   // As `ktune tune --simulate` gives them: the strategies see what the tuner would.
   co.features = [&replay](std::span<const Config> cs) { return replay.features(cs); };
   return co;
 }
 
 int run_manifest(const CompareCliOptions& o);
+
+std::string seconds_text(double s) {
+  std::ostringstream o;
+  o << s << "s";
+  return o.str();
+}
+
+// The time budgets of one space: each strategy's median fraction at each,
+// its score over time, what its runs measured and the GPU's busy share;
+// random search on the same clock last.
+void print_time_table(const CompareResult& r, std::ostream& out) {
+  std::vector<std::string> head{"strategy"};
+  for (const auto& [t, s] : r.random_at_time) head.push_back("at " + seconds_text(t));
+  for (const char* h : {"P over time", "evals", "GPU busy"}) head.push_back(h);
+  Table t(head);
+  for (const StrategyComparison& s : r.strategies) {
+    std::vector<std::string> row{s.name};
+    for (const auto& [budget, spread] : s.fraction_at_time) row.push_back(spread.median ? fixed(*spread.median, 3) : "0");
+    row.push_back(s.p_score_time ? fixed(*s.p_score_time, 3) : "-");
+    row.push_back(fixed(s.mean_timed_evals, 0));
+    row.push_back(fixed(100 * s.gpu_busy_share, 0) + "%");
+    t.add(row);
+  }
+  std::vector<std::string> row{"random search, on the clock"};
+  for (const auto& [budget, spread] : r.random_at_time) row.push_back(spread.median ? fixed(*spread.median, 3) : "0");
+  for (const char* c : {"0 (by definition)", "-", "-"}) row.push_back(c);
+  t.add(row);
+  out << "\nat wall-clock budgets (predicted, ReplayClock): median fraction of the optimum; P over time: as the "
+         "P-score, best-so-far at 50 times up to the largest budget against random search's; evals and GPU busy: "
+         "mean over the runs to the largest budget\n";
+  t.print(out);
+}
 
 int run_compare(const CompareCliOptions& o) {
   if (!o.manifest.empty()) return run_manifest(o);
@@ -176,7 +223,7 @@ int run_compare(const CompareCliOptions& o) {
               << "the fractions and random search are those of the recorded part, not of the space\n";
   if (prior) std::cout << "prior given to the strategies: " << prior->describe() << "\n";
   std::cout << "\n";
-  Table t({"strategy", "evals to 90%", "to 95%", "to 98%", "at 50 evals", "at 100 evals", "P-score", "recorded s/run"});
+  Table t({"strategy", "evals to 90%", "to 95%", "to 98%", "at 50 evals", "at 100 evals", "P-score", "predicted s/run"});
   for (const auto& s : r.strategies) {
     std::vector<std::string> row{s.name};
     for (const auto& [f, spread] : s.evals_to_fraction) row.push_back(median_text(spread));
@@ -206,8 +253,9 @@ int run_compare(const CompareCliOptions& o) {
   t.print(std::cout);
   std::cout << "(medians over runs; 'never': not reached in more than half the runs; the exact row is random search "
                "without replacement, computed, not sampled, its evaluations to a fraction not cut at the budget; "
-               "recorded s/run: the recorded compile and benchmark time of a run, the compiles of configurations "
-               "a strategy asked features for included)\n";
+               "predicted s/run: the wall time a live run of the budget would take, on "
+            << co.clock.compile_slots << " compile processes and one GPU, the strategy's own time included)\n";
+  if (!r.random_at_time.empty()) print_time_table(r, std::cout);
   if (!o.plot.empty()) std::cout << "plot: " << o.plot << '\n';
   return r.interrupted ? 130 : 0;
 }
@@ -293,7 +341,13 @@ int run_manifest(const CompareCliOptions& o) {
     for (const AggregateRow& r : agg) {
       Json f = Json::object();
       for (const auto& [b, v] : r.median_fraction_at_budget) f[std::to_string(b)] = v;
+      Json ft = Json::object();
+      for (const auto& [s, v] : r.median_fraction_at_time) ft[seconds_text(s)] = v;
       a.push_back({{"name", r.name}, {"spaces", r.spaces}, {"mean_p_score", r.mean_p_score},
+                   {"median_fraction_at_time", ft},
+                   {"mean_p_score_time", r.mean_p_score_time ? Json(*r.mean_p_score_time) : Json(nullptr)},
+                   {"vs_random_at_time", {{"ahead", r.time_ahead}, {"level", r.time_level}, {"behind", r.time_behind}}},
+                   {"time_behind_at", r.time_behind_at},
                    {"min_p_score", r.min_p_score}, {"median_fraction_at_budget", f},
                    {"vs_random_exact", {{"ahead", r.ahead}, {"level", r.level}, {"behind", r.behind}}},
                    {"behind_at", r.behind_at}, {"behind_p", r.behind_p},
@@ -333,6 +387,7 @@ int run_manifest(const CompareCliOptions& o) {
     row.push_back("0");
     t.add(row);
     t.print(std::cout);
+    if (!r.random_at_time.empty()) print_time_table(r, std::cout);
     std::cout << '\n';
   }
   std::cout << "over " << results.size() << " spaces (" << o.runs << " runs each): median over spaces of the median "
@@ -352,6 +407,29 @@ int run_manifest(const CompareCliOptions& o) {
     t.add(row);
   }
   t.print(std::cout);
+  if (!agg.empty() && !agg.front().median_fraction_at_time.empty()) {
+    std::vector<std::string> head{"strategy"};
+    for (const auto& [s, v] : agg.front().median_fraction_at_time) head.push_back("at " + seconds_text(s));
+    for (const char* h : {"mean P over time", "ahead/level/behind random"}) head.push_back(h);
+    Table tt(head);
+    for (const AggregateRow& r : agg) {
+      std::vector<std::string> row{r.name};
+      for (const auto& [s, v] : r.median_fraction_at_time) row.push_back(fixed(v, 3));
+      row.push_back(r.mean_p_score_time ? fixed(*r.mean_p_score_time, 3) : "-");
+      row.push_back(std::to_string(r.time_ahead) + "/" + std::to_string(r.time_level) + "/" +
+                    std::to_string(r.time_behind));
+      tt.add(row);
+    }
+    std::cout << "\nat wall-clock budgets (predicted): median over spaces of the median fraction; (space, budget) "
+                 "points against random search on the same clock\n";
+    tt.print(std::cout);
+    for (const AggregateRow& r : agg)
+      if (!r.time_behind_at.empty()) {
+        std::cout << r.name << " behind random search in time at:";
+        for (const std::string& b : r.time_behind_at) std::cout << ' ' << b;
+        std::cout << '\n';
+      }
+  }
   for (const AggregateRow& r : agg)
     if (!r.behind_at.empty()) {
       std::cout << r.name << " behind random search at " << r.behind_at.size()
@@ -398,6 +476,12 @@ void add_strategies_command(CLI::App& app, CommandResult& result) {
                   "configurations per proposal, as ktune tune --batch (a GPU run proposes 8 at a time for the "
                   "adaptive strategies)")
       ->capture_default_str();
+  cmp->add_option("--time-budget", o->time_budgets,
+                  "wall-clock budgets, e.g. 10s,30s,100s: each run is made again to the largest, its time predicted "
+                  "(compile processes, the GPU, the strategy's own time); the fraction at each, the score over time "
+                  "against random search");
+  cmp->add_option("--compile-slots", o->compile_slots,
+                  "compile processes of the host the predicted time stands for (default: this machine's usable CPUs)");
   cmp->add_option("--plot", o->plot, "write an SVG plot of best-so-far against evaluations");
   cmp->add_flag("--json", o->json, "machine-readable output");
   cmp->callback([o, &result] { result.exit_status = run_compare(*o); });

@@ -40,6 +40,7 @@ struct TuneOptions : ResultsOptions {
   int gpu = 0;
   std::optional<std::string> gpus;  // --gpus all|0,1,...: one run over several GPUs
   std::optional<size_t> workers;  // --workers N: a replay's simulated GPUs
+  std::optional<size_t> compile_slots;  // --compile-slots P: a replay's simulated compile processes
   std::string simulate;
   std::string prior;  // --prior DATA; default: the database's own results of the kernel elsewhere
   std::string prior_device;
@@ -99,11 +100,17 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
     if (o.gpus) throw Error::bad_input("--gpus measures on GPUs; a replay (--simulate) takes --workers N");
     auto replay = std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
     for (const std::string& n : replay->notes()) std::cerr << "ktune: note: " << n << '\n';
-    if (!o.workers) return replay;
-    if (*o.workers < 1 || *o.workers > 1024) throw Error::bad_input("--workers: from 1 to 1024 simulated GPUs");
-    return std::make_unique<PoolEvaluator>(std::move(replay), *o.workers);
+    if (o.workers && (*o.workers < 1 || *o.workers > 1024))
+      throw Error::bad_input("--workers: from 1 to 1024 simulated GPUs");
+    if (o.compile_slots && (*o.compile_slots < 1 || *o.compile_slots > 4096))
+      throw Error::bad_input("--compile-slots: from 1 to 4096 simulated compile processes");
+    ClockOptions clock;
+    clock.gpus = o.workers.value_or(1);
+    clock.compile_slots = o.compile_slots.value_or(usable_cpus());
+    return std::make_unique<PoolEvaluator>(std::move(replay), clock);
   }
   if (o.workers) throw Error::bad_input("--workers simulates GPUs in a replay (--simulate); on GPUs use --gpus");
+  if (o.compile_slots) throw Error::bad_input("--compile-slots simulates compile processes in a replay (--simulate)");
   GpuEvaluatorOptions go;
   go.gpu = o.gpu + mpi.local_rank();
   go.compile_threads = shared_cpus(unsigned(mpi.local_ranks()));
@@ -238,7 +245,7 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--strategy", o->strategy, std::string("search strategy (default: the spec's, else ") +
                                                  default_strategy_name() + "); see `ktune strategies list`");
   sub->add_option("--max-fevals", o->max_fevals, "at most N measured configurations");
-  sub->add_option("--time-limit", o->time_limit, "wall-time budget (replay: recorded time), e.g. 90s, 10m");
+  sub->add_option("--time-limit", o->time_limit, "wall-time budget (replay: the predicted wall time, docs/strategies.md), e.g. 90s, 10m");
   sub->add_option("--seed", o->seed, "seed for the strategy");
   CLI::Option* one_gpu = sub->add_option("--gpu", o->gpu, "GPU index");
   sub->add_option("--gpus", o->gpus,
@@ -246,8 +253,11 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
                   "workers on GPU 0); each configuration measured once, on whichever GPU frees up first")
       ->excludes(one_gpu);
   sub->add_option("--workers", o->workers,
-                  "replay only: N simulated GPUs, each with a virtual clock the recorded times advance; reports the "
-                  "wall time they imply");
+                  "replay only: N simulated GPUs (default 1); the replay's time is the wall time a live run would "
+                  "take, predicted from the recorded compile and GPU times");
+  sub->add_option("--compile-slots", o->compile_slots,
+                  "replay only: P simulated compile processes (default: this machine's usable CPUs; a live run has "
+                  "one per usable CPU)");
   sub->add_option("--verify", o->verify,
                   "first-valid: check every configuration's outputs against the first that runs (for a spec that "
                   "does not verify, e.g. a T1 file)");

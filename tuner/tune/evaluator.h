@@ -28,11 +28,6 @@ struct Measured {
   double cost_s = 0;
   // Replay only: the configuration is not in the recorded data.
   bool missing = false;
-  // Of cost_s, the part spent before this configuration's own work, while
-  // the strategy proposed: a replay charges the recorded compiles of feature
-  // requests to the next evaluation (CompileLedger). Simulated workers all
-  // wait for it (PoolEvaluator).
-  double serial_s = 0;
 };
 
 // The spec's objective for a stored or fresh evaluation: its time, the

@@ -124,13 +124,13 @@ PoolEvaluator::PoolEvaluator(std::vector<MakeMember> members, size_t chunk)
   stats_.workers = members_.size();
 }
 
-PoolEvaluator::PoolEvaluator(std::unique_ptr<ConfigEvaluator> replay, size_t workers)
-    : replay_member_(std::move(replay)), simulated_(true) {
-  if (!replay_member_ || workers == 0) throw Error::failed("internal: a simulated pool needs a replay and a worker");
+PoolEvaluator::PoolEvaluator(std::unique_ptr<ReplayEvaluator> replay, ClockOptions clock)
+    : replay_member_(std::move(replay)), clock_(std::in_place, clock), simulated_(true) {
+  if (!replay_member_ || clock.gpus == 0) throw Error::failed("internal: a simulated pool needs a replay and a GPU");
   replay_ = replay_member_->replay();
   device_ = replay_member_->device();
   source_ = replay_member_->source();
-  stats_.workers = workers;
+  stats_.workers = clock.gpus;
 }
 
 PoolEvaluator::~PoolEvaluator() = default;
@@ -141,6 +141,12 @@ void PoolEvaluator::on_first(const std::function<void(ConfigEvaluator&)>& task) 
 }
 
 std::vector<StaticFeatures> PoolEvaluator::features(std::span<const Config> configs) {
+  if (simulated_) {
+    std::vector<std::pair<Config, double>> compiles;
+    for (const Config& c : configs) compiles.emplace_back(c, replay_member_->compile_s(c));
+    clock_->features(compiles);
+    stats_.compiles = clock_->compiles(), stats_.compile_s = clock_->compile_s();
+  }
   std::vector<StaticFeatures> out;
   on_first([&](ConfigEvaluator& e) { out = e.features(configs); });
   return out;
@@ -158,21 +164,33 @@ std::vector<Measured> PoolEvaluator::remeasure(std::span<const std::vector<Value
 
 std::optional<double> PoolEvaluator::virtual_time() const {
   if (!simulated_) return std::nullopt;
-  return now_s_;
+  return clock_->now();
 }
 
 void PoolEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
   const double start = steady_s();
   if (last_batch_end_) stats_.between_s += start - *last_batch_end_;
-  const double virtual_start = now_s_;
+  const double virtual_start = simulated_ ? clock_->now() : 0;
   if (simulated_) evaluate_simulated(configs, on_measured);
   else evaluate_live(configs, on_measured);
   last_batch_end_ = steady_s();
-  stats_.wall_s += simulated_ ? now_s_ - virtual_start : *last_batch_end_ - start;
+  stats_.wall_s += simulated_ ? clock_->now() - virtual_start : *last_batch_end_ - start;
+  if (simulated_) {
+    stats_.wall_s = clock_->now();
+    stats_.between_s = 0;
+    stats_.strategy_s = clock_->strategy_s();
+  }
 }
 
 void PoolEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
-  if (simulated_) return;
+  if (simulated_) {
+    std::vector<std::pair<Config, double>> compiles;
+    for (const std::vector<Value>& values : next)
+      if (std::optional<Config> c = replay_member_->space().config_of(values))
+        compiles.emplace_back(*c, replay_member_->compile_s(*c));
+    clock_->ahead(std::move(compiles));
+    return;
+  }
   std::lock_guard lock(dispatch_mutex_);
   dispatch_->upcoming(next);
   if (next.empty())  // the run ends: what each member queued ahead is dropped
@@ -220,50 +238,31 @@ void PoolEvaluator::evaluate_live(std::span<const std::vector<Value>> configs, c
   if (first) std::rethrow_exception(first);
 }
 
-// List scheduling on virtual clocks: every worker is free at the batch's
-// start; the lowest-numbered idle worker with the earliest clock takes the
-// next configuration; the earliest finish (then the lowest worker) is
-// reported next, and frees its worker at that time.
+// The batch on the clock: the replay's answer for each configuration, its
+// recorded compile and the rest of its cost (the GPU's) played out, results
+// reported in the order they finish.
 void PoolEvaluator::evaluate_simulated(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
-  struct Running {
-    double end;
-    size_t index;
-    Measured m;
-  };
-  const size_t n = stats_.workers;
-  std::vector<double> free_at(n, now_s_);
-  std::vector<std::optional<Running>> running(n);
-  size_t next = 0;
-  bool stop = false;
-  for (;;) {
-    while (!stop && next < configs.size()) {
-      std::optional<size_t> idle;
-      for (size_t w = 0; w < n; ++w)
-        if (!running[w] && (!idle || free_at[w] < free_at[*idle])) idle = w;
-      if (!idle) break;
-      const size_t index = next++;
-      std::optional<Measured> got;
-      replay_member_->evaluate(configs.subspan(index, 1), [&](size_t, const Measured& m) {
-        got = m;
-        return true;
-      });
-      if (!got) throw Error::failed("internal: a replay gave no answer for a configuration");
-      // The strategy's share (feature compiles while it proposed) holds every worker up.
-      const double begin = free_at[*idle];
-      const double serial = std::clamp(got->serial_s, 0.0, std::max(got->cost_s, 0.0));
-      for (double& f : free_at) f = std::max(f, begin + serial);
-      free_at[*idle] = begin + std::max(got->cost_s, 0.0);
-      running[*idle] = Running{free_at[*idle], index, std::move(*got)};
-    }
-    std::optional<size_t> first;
-    for (size_t w = 0; w < n; ++w)
-      if (running[w] && (!first || running[w]->end < running[*first]->end)) first = w;
-    if (!first) break;
-    Running r = std::move(*running[*first]);
-    running[*first].reset();
-    now_s_ = std::max(now_s_, r.end);
-    stats_.busy_s += r.m.cost_s;
-    if (!on_measured(r.index, r.m)) stop = true;
+  std::vector<Measured> answers;
+  std::vector<std::pair<Config, ReplayCost>> batch;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    replay_member_->evaluate(configs.subspan(i, 1), [&](size_t, const Measured& m) {
+      answers.push_back(m);
+      return true;
+    });
+    if (answers.size() != i + 1) throw Error::failed("internal: a replay gave no answer for a configuration");
+    const double compile = ReplayEvaluator::recorded_compile_s(answers.back().eval);
+    const double cost = std::max(answers.back().cost_s, 0.0);
+    batch.emplace_back(replay_member_->space().config_of(configs[i]).value_or(Config{}),
+                       ReplayCost{std::min(compile, cost), cost - std::min(compile, cost)});
+  }
+  // After a false, what another GPU has in flight still finishes and is reported.
+  std::optional<double> stop;
+  for (const ReplayClock::Finish& f : clock_->measure(batch)) {
+    if (stop && f.at - f.gpu_s >= *stop) continue;
+    clock_->reached(f);
+    stats_.busy_s += f.gpu_s;
+    stats_.compiles = clock_->compiles(), stats_.compile_s = clock_->compile_s();
+    if (!on_measured(f.index, answers[f.index]) && !stop) stop = f.at;
   }
 }
 

@@ -17,14 +17,13 @@
 //    frees up, and compiles the chunk after it while it measures (Dispatch:
 //    chunks, and what each member compiles ahead, also of the next batch).
 //    Members must measure the same device model: one series.
-//  * simulated (a replay): one replay answers for `workers` simulated workers,
-//    each with a virtual clock. Deterministically, without threads: the next
-//    configuration goes to the worker whose clock is earliest, its recorded
-//    cost_s advances that clock, and results are reported in the order of
-//    their virtual finish. A batch starts when the last of the previous one
-//    is done (the strategy needs every result to propose again). The virtual
-//    time (virtual_time()) is the wall time the recorded times imply for that
-//    many GPUs.
+//  * simulated (a replay): one replay answers for the GPUs and compile
+//    processes of a ReplayClock (search/strategy/replay_clock.h), without
+//    threads: the recorded compile and GPU times of each configuration are
+//    played out on them, feature requests are compiled and waited for, what
+//    the strategy expects next compiles behind the batch, and results are
+//    reported in the order of their virtual finish. The virtual time
+//    (virtual_time()) is the wall time a live run on such a host would take.
 #pragma once
 
 #include <cstddef>
@@ -37,7 +36,9 @@
 #include <vector>
 
 #include "tuner/tune/dispatch.h"
+#include "search/strategy/replay_clock.h"
 #include "tuner/tune/evaluator.h"
+#include "tuner/tune/replay_evaluator.h"
 
 namespace ktune {
 
@@ -47,6 +48,12 @@ struct PoolStats {
   double busy_s = 0;       // summed cost_s of the evaluations
   double wall_s = 0;       // from each batch's start to its last result: virtual time when simulated
   double between_s = 0;   // real time between batches, every worker idle: the strategy's proposals
+  // Simulated: wall_s is the whole predicted wall time (ReplayClock::now);
+  // of it the strategy's own time; the compiles started (feature requests
+  // and what was compiled ahead included) and their summed time.
+  double strategy_s = 0;
+  size_t compiles = 0;
+  double compile_s = 0;
   // Of the evaluation wall, the share the workers were busy: busy / (workers x wall).
   double efficiency() const { return wall_s > 0 && workers ? busy_s / (double(workers) * wall_s) : 0; }
 };
@@ -62,9 +69,9 @@ class PoolEvaluator : public ConfigEvaluator {
   // measure different device models.
   // REQUIRES: at least one factory.
   explicit PoolEvaluator(std::vector<MakeMember> members, size_t chunk = 0);
-  // Simulated: `workers` virtual workers answered by `replay`, whose cost_s
-  // is recorded time. REQUIRES: workers >= 1.
-  PoolEvaluator(std::unique_ptr<ConfigEvaluator> replay, size_t workers);
+  // Simulated: clock.gpus virtual GPUs and clock.compile_slots compile
+  // processes, answered by `replay`. REQUIRES: replay.
+  PoolEvaluator(std::unique_ptr<ReplayEvaluator> replay, ClockOptions clock);
   ~PoolEvaluator() override;
   PoolEvaluator(const PoolEvaluator&) = delete;
   PoolEvaluator& operator=(const PoolEvaluator&) = delete;
@@ -91,7 +98,8 @@ class PoolEvaluator : public ConfigEvaluator {
   void on_first(const std::function<void(ConfigEvaluator&)>& task);
 
   std::vector<std::unique_ptr<Member>> members_;  // live
-  std::unique_ptr<ConfigEvaluator> replay_member_;  // simulated
+  std::unique_ptr<ReplayEvaluator> replay_member_;  // simulated
+  std::optional<ReplayClock> clock_;                // simulated
   std::mutex dispatch_mutex_;
   std::unique_ptr<Dispatch> dispatch_;  // live
   bool replay_ = false;
@@ -99,7 +107,6 @@ class PoolEvaluator : public ConfigEvaluator {
   db::DeviceInfo device_;
   std::string source_;
   PoolStats stats_;
-  double now_s_ = 0;  // simulated: the virtual time of the result being reported, else of the last batch's end
   std::optional<double> last_batch_end_;  // real seconds on the steady clock, for between_s
 };
 

@@ -59,13 +59,17 @@ double ReplayEvaluator::recorded_cost_s(const db::Evaluation& e) {
   return ms / 1000.0;
 }
 
+double ReplayEvaluator::compile_s(const Config& c) const {
+  auto it = records_.find(spec_->space().key(c));
+  return it == records_.end() ? 0.0 : recorded_compile_s(it->second);
+}
+
 std::vector<StaticFeatures> ReplayEvaluator::features(std::span<const Config> configs) {
   std::vector<StaticFeatures> out;
   for (const Config& c : configs) {
     StaticFeatures& f = out.emplace_back();
     auto it = records_.find(spec_->space().key(c));
     if (it == records_.end()) continue;
-    ledger_.asked(c, recorded_compile_s(it->second));
     const db::Evaluation& e = it->second;
     f.compiled = e.status != db::Status::CompileError;
     f.registers = static_cast<int>(e.registers.value_or(0));
@@ -213,14 +217,9 @@ void ReplayEvaluator::evaluate(std::span<const std::vector<Value>> configs, cons
       m.eval.config = values;
       m.eval.status = db::Status::Invalid;
       m.eval.reason = "not in the recorded data";
-      if (c) {
-        m.serial_s = ledger_.pending_s();
-        m.cost_s = ledger_.measured(*c, 0, 0);
-      }
     } else {
       m.eval = it->second;
-      m.serial_s = ledger_.pending_s();
-      m.cost_s = ledger_.measured(*c, recorded_cost_s(m.eval), recorded_compile_s(m.eval));
+      m.cost_s = recorded_cost_s(m.eval);
     }
     if (!on_measured(i, m)) return;
   }

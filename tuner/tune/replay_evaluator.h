@@ -45,6 +45,7 @@ class ReplayEvaluator : public ConfigEvaluator {
   // that is fewer than the space has (an interrupted recording).
   uint64_t recorded_valid() const { return recorded_valid_; }
   bool partial() const { return recorded_valid_ < spec_->space().count_valid(); }
+  const SearchSpace& space() const { return spec_->space(); }
   std::optional<RecordedPart> recorded_part() const override;
   // Every recorded configuration as (key -> evaluation), in the spec's parameter order.
   const std::map<std::string, db::Evaluation>& records() const { return records_; }
@@ -55,10 +56,11 @@ class ReplayEvaluator : public ConfigEvaluator {
   // What the offline compile said of each configuration, taken from its
   // recorded resources (registers, shared and local memory, theoretical
   // occupancy): the StrategyContext::features of a replay. Default features
-  // for one not recorded. Each configuration asked for is charged its recorded
-  // compile time once, with the next evaluation, as a GPU host would compile
-  // it then (see CompileLedger).
+  // for one not recorded. What the compiles cost is the clock's
+  // (PoolEvaluator's simulated workers); here they cost nothing.
   std::vector<StaticFeatures> features(std::span<const Config> configs) override;
+  // The recorded compile time of a configuration, seconds (0: not recorded).
+  virtual double compile_s(const Config& c) const;
   // What reading the recording took on trust (names matched ignoring case,
   // single-valued parameters set aside), for the user.
   const std::vector<std::string>& notes() const { return notes_; }
@@ -73,7 +75,6 @@ class ReplayEvaluator : public ConfigEvaluator {
   db::DeviceInfo device_;
   std::map<std::string, db::Evaluation> records_;
   uint64_t recorded_valid_ = 0;
-  CompileLedger ledger_;  // feature compiles charged to the recorded time
   std::vector<std::string> notes_;
 };
 

@@ -73,13 +73,15 @@ std::string to_json(const CompareResult& r) {
     o << (i ? "," : "") << quoted(Value(rt.fraction).str()) << ":{\"median\":" << rt.median
       << ",\"mean\":" << number(rt.mean) << ",\"qualifying\":" << rt.qualifying << "}";
   }
-  o << "}},\"strategies\":[";
+  o << "}},\"random_at_time\":" << keyed(r.random_at_time) << ",\"strategies\":[";
   for (size_t i = 0; i < r.strategies.size(); ++i) {
     const StrategyComparison& s = r.strategies[i];
     if (i) o << ",";
     o << "{\"name\":" << quoted(s.name) << ",\"p_score\":" << number(s.p_score)
       << ",\"p_score_runs\":" << spread(s.p_score_runs) << ",\"max_evals_used\":" << s.max_evals_used
       << ",\"mean_time_s\":" << number(s.mean_time_s)
+      << ",\"p_score_time\":" << (s.p_score_time ? number(*s.p_score_time) : std::string("null"))
+      << ",\"gpu_busy_share\":" << number(s.gpu_busy_share) << ",\"mean_timed_evals\":" << number(s.mean_timed_evals)
       << ",\"evals_to_fraction\":" << medians(s.evals_to_fraction)
       << ",\"evals_to_fraction_spread\":" << keyed(s.evals_to_fraction)
       << ",\"fraction_at_budget\":" << keyed(std::vector<std::pair<int64_t, Spread>>(

@@ -67,9 +67,10 @@ void TuneReport::started(const tune::RunStart& start) {
         << " from " << source_ << "\n";
   else
     out << "ktune: tuning " << spec_->kernel.name << " on " << source_ << "\n";
-  if (start.simulated && workers_ > 1)
-    out << "ktune: " << workers_ << " SIMULATED workers: the recorded times laid out on a virtual clock per worker; "
-        << "the time shown is the wall time they imply\n";
+  if (start.simulated)
+    out << "ktune: " << workers_ << " SIMULATED " << (workers_ > 1 ? "GPUs" : "GPU")
+        << " and compile processes: the recorded compile and GPU times laid out as a live run would spend them; "
+        << "the time shown is the wall time they predict\n";
   else if (workers_ > 1)
     out << "ktune: " << workers_ << " workers evaluate configurations side by side\n";
   if (prior_) {
@@ -119,10 +120,14 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
       // The evaluations' wall (virtual in a replay) and the strategy's real time between batches.
       const double wall = pool_->wall_s + pool_->between_s;
       j["parallel"] = {{"busy_s", pool_->busy_s}, {"evaluation_wall_s", pool_->wall_s},
-                       {"strategy_s", pool_->between_s}, {"wall_s", wall},
+                       {"strategy_s", replay_ ? pool_->strategy_s : pool_->between_s}, {"wall_s", wall},
                        {"efficiency", wall > 0 ? pool_->busy_s / (double(workers_) * wall) : 0.0},
                        {"simulated", replay_}};
-      if (replay_) j["predicted_wall_s"] = wall;
+      if (replay_) {
+        j["predicted_wall_s"] = wall;
+        j["parallel"]["compile_s"] = pool_->compile_s;
+        j["parallel"]["compiles"] = pool_->compiles;
+      }
     }
     if (prior_)
       j["prior"] = {{"device", prior_->device},          {"problem_size", prior_->problem_size},
@@ -170,11 +175,15 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   }
   if (pool_) {
     const double wall = pool_->wall_s + pool_->between_s;
-    std::cout << (replay_ ? "predicted for " + std::to_string(workers_) + " GPUs (simulated): wall "
-                          : "on " + std::to_string(workers_) + " workers: wall ")
-              << fixed(wall, 1) << " s (evaluations " << fixed(pool_->wall_s, 1) << " s, strategy "
-              << fixed(pool_->between_s, 1) << " s), workers busy "
-              << fixed(wall > 0 ? 100 * pool_->busy_s / (double(workers_) * wall) : 0.0, 1) << "%\n";
+    if (replay_)
+      std::cout << "predicted for " << workers_ << (workers_ > 1 ? " GPUs" : " GPU") << " (simulated): wall "
+                << fixed(wall, 1) << " s (strategy " << fixed(pool_->strategy_s, 1) << " s; " << pool_->compiles
+                << " compiles, " << fixed(pool_->compile_s, 1) << " s of compile processes' time), GPUs busy "
+                << fixed(wall > 0 ? 100 * pool_->busy_s / (double(workers_) * wall) : 0.0, 1) << "%\n";
+    else
+      std::cout << "on " << workers_ << " workers: wall " << fixed(wall, 1) << " s (evaluations "
+                << fixed(pool_->wall_s, 1) << " s, strategy " << fixed(pool_->between_s, 1) << " s), workers busy "
+                << fixed(wall > 0 ? 100 * pool_->busy_s / (double(workers_) * wall) : 0.0, 1) << "%\n";
   }
   for (const auto& [status, n] : counts_) std::cout << "  " << status << ": " << n << '\n';
   std::vector<std::string> header{"#", "configuration", "time ms", "noise"};

@@ -1,0 +1,94 @@
+// ReplayClock: the wall time a live run on a GPU host would take, predicted
+// from the recorded costs of the configurations it evaluates.
+//
+// A live run has `compile_slots` compile processes and `gpus` GPUs, and its
+// strategy's own work holds everything up while it proposes. The clock plays
+// that out on virtual time:
+//  * a compile takes the configuration's recorded compile time on the slot
+//    that frees up first, from the moment it is asked for; a configuration is
+//    compiled once (the cubin cache);
+//  * a features request (a strategy's short list, StrategyContext::features)
+//    is waited for: the strategy proposes only once every compile of it has
+//    ended, and the GPUs meanwhile do nothing new;
+//  * a batch is compiled in its order, and behind it what the strategy said
+//    it would propose next (ahead()); each GPU takes the compiled
+//    configuration that became ready first, no earlier than the batch was
+//    handed over, and spends its recorded GPU time on it (load, verify,
+//    benchmark, framework), so compiling overlaps measuring;
+//  * the strategy's own time: with `strategy_time`, the real time that
+//    passes outside the clock's calls (proposing, fitting models, storing a
+//    result) is added as it passes. Off, a replay is deterministic.
+// The cost layer's time budget reads now(); results are reported in the
+// order of their virtual finish (reached()).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "search/space/space.h"
+
+namespace ktune {
+
+// What evaluating a configuration costs, as recorded: its compile and the
+// rest, which a GPU spends.
+struct ReplayCost {
+  double compile_s = 0;
+  double gpu_s = 0;
+};
+
+struct ClockOptions {
+  size_t compile_slots = 1;  // compile processes (a live run's: the usable CPUs)
+  size_t gpus = 1;
+  bool strategy_time = true;  // add the real time spent outside the clock
+};
+
+class ReplayClock {
+ public:
+  explicit ReplayClock(ClockOptions options);
+
+  // Seconds since the run began (with strategy_time, the real time since
+  // the clock's last call included).
+  double now() const;
+  // A features request: compiles what is not compiled yet and waits for all.
+  void features(std::span<const std::pair<Config, double>> compiles);
+  // What the strategy expects after the batch about to be measured: compiled
+  // behind that batch's compiles (replaces the hint before).
+  void ahead(std::vector<std::pair<Config, double>> next);
+  struct Finish {
+    size_t index = 0;  // into the batch
+    double at = 0;     // virtual time its result is known
+    double gpu_s = 0;
+  };
+  // Schedules a batch: compiles, then GPUs. Its results in the order they
+  // finish; report each with reached() before looking at now().
+  std::vector<Finish> measure(std::span<const std::pair<Config, ReplayCost>> batch);
+  // A result of measure() is reported: the clock moves to its finish.
+  void reached(const Finish& f);
+
+  double gpu_busy_s() const { return gpu_busy_s_; }  // GPU time of the results reported
+  double compile_s() const { return compile_s_; }    // compile time of every compile started
+  double strategy_s() const { return strategy_s_; }  // real time added as the strategy's
+  size_t compiles() const { return compiles_; }
+
+ private:
+  // Adds the real time since the clock's last call (strategy_time).
+  void pause_ends();
+  void mark();
+  // Compiles c from `from` on the slot free first, unless compiled or
+  // compiling already: when its cubin is ready.
+  double compile(const Config& c, double seconds, double from);
+
+  ClockOptions options_;
+  double now_ = 0;
+  std::vector<double> slot_free_, gpu_free_;
+  std::unordered_map<Config, double, ConfigHash> ready_;  // compiled or compiling: when its cubin is there
+  std::vector<std::pair<Config, double>> ahead_;
+  std::chrono::steady_clock::time_point mark_;
+  double gpu_busy_s_ = 0, compile_s_ = 0, strategy_s_ = 0;
+  size_t compiles_ = 0;
+};
+
+}  // namespace ktune

@@ -1,0 +1,104 @@
+// The replay clock on recordings with known costs: compile processes, the
+// overlap of compiling with measuring, short lists charged where asked.
+#include "search/strategy/replay_clock.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace ktune {
+namespace {
+
+std::vector<std::pair<Config, ReplayCost>> batch_of(std::initializer_list<uint32_t> ids, ReplayCost cost) {
+  std::vector<std::pair<Config, ReplayCost>> out;
+  for (uint32_t i : ids) out.emplace_back(Config{i}, cost);
+  return out;
+}
+
+// Reports every result of a batch; returns the finish times in report order.
+std::vector<double> run_batch(ReplayClock& clock, const std::vector<std::pair<Config, ReplayCost>>& batch) {
+  std::vector<double> at;
+  for (const ReplayClock::Finish& f : clock.measure(batch)) {
+    clock.reached(f);
+    at.push_back(f.at);
+  }
+  return at;
+}
+
+TEST(ReplayClock, CompilesSpreadOverTheProcesses) {
+  ReplayClock one({1, 1, false}), four({4, 1, false});
+  const auto batch = batch_of({0, 1, 2, 3, 4, 5, 6, 7}, {2.0, 0.0});
+  run_batch(one, batch);
+  run_batch(four, batch);
+  EXPECT_DOUBLE_EQ(one.now(), 16.0);  // eight compiles of 2 s, one after another
+  EXPECT_DOUBLE_EQ(four.now(), 4.0);  // two rounds of four
+  EXPECT_DOUBLE_EQ(four.compile_s(), 16.0);
+  EXPECT_EQ(four.compiles(), 8u);
+}
+
+TEST(ReplayClock, TheGpuMeasuresWhileTheRestCompile) {
+  // One process: compile 1 s, measure 0.5 s. The GPU takes each as its
+  // compile ends, while the next compiles: 1.5, 2.5, 3.5, not 1.5, 3, 4.5.
+  ReplayClock clock({1, 1, false});
+  EXPECT_EQ(run_batch(clock, batch_of({0, 1, 2}, {1.0, 0.5})), (std::vector<double>{1.5, 2.5, 3.5}));
+  EXPECT_DOUBLE_EQ(clock.gpu_busy_s(), 1.5);
+  // GPU-bound: compiles of 0.1 s on two processes, 1 s measurements back to back.
+  ReplayClock gpu_bound({2, 1, false});
+  EXPECT_EQ(run_batch(gpu_bound, batch_of({0, 1, 2}, {0.1, 1.0})), (std::vector<double>{1.1, 2.1, 3.1}));
+}
+
+TEST(ReplayClock, ResultsComeInTheOrderTheirCompilesEnd) {
+  ReplayClock clock({2, 1, false});
+  std::vector<std::pair<Config, ReplayCost>> batch = {{Config{0}, {3.0, 0.5}}, {Config{1}, {1.0, 0.5}}};
+  std::vector<ReplayClock::Finish> f = clock.measure(batch);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].index, 1u);  // compiled first, measured first
+  EXPECT_DOUBLE_EQ(f[0].at, 1.5);
+  EXPECT_EQ(f[1].index, 0u);
+  EXPECT_DOUBLE_EQ(f[1].at, 3.5);
+}
+
+TEST(ReplayClock, AShortListIsWaitedForAndNotCompiledAgain) {
+  ReplayClock clock({2, 1, false});
+  const std::vector<std::pair<Config, double>> shortlist = {{Config{0}, 1.0}, {Config{1}, 1.0}, {Config{2}, 1.0}};
+  clock.features(shortlist);
+  EXPECT_DOUBLE_EQ(clock.now(), 2.0);  // three compiles on two processes: the strategy waits for all
+  EXPECT_DOUBLE_EQ(clock.gpu_busy_s(), 0.0);
+  // Two of them measured: compiled already, so only the GPU's time.
+  EXPECT_EQ(run_batch(clock, batch_of({0, 2}, {1.0, 0.25})), (std::vector<double>{2.25, 2.5}));
+  EXPECT_EQ(clock.compiles(), 3u);
+}
+
+TEST(ReplayClock, WhatComesNextCompilesBehindTheBatch) {
+  // The next batch's compiles run while the GPU measures this one, so it
+  // starts measuring at once.
+  ReplayClock with({1, 1, false}), without({1, 1, false});
+  const auto first = batch_of({0, 1}, {1.0, 2.0});
+  const auto second = batch_of({2, 3}, {1.0, 2.0});
+  with.ahead({{Config{2}, 1.0}, {Config{3}, 1.0}});
+  run_batch(with, first);    // compiles end at 1, 2 (batch), 3, 4 (ahead); GPU 1-3, 3-5
+  run_batch(with, second);   // GPU 5-7, 7-9
+  run_batch(without, first);
+  run_batch(without, second);  // handed over at 5: compiles end 6, 7; GPU 6-8, 8-10
+  EXPECT_DOUBLE_EQ(with.now(), 9.0);
+  EXPECT_DOUBLE_EQ(without.now(), 10.0);
+}
+
+TEST(ReplayClock, SeveralGpusShareTheBatch) {
+  ReplayClock clock({8, 2, false});
+  EXPECT_EQ(run_batch(clock, batch_of({0, 1, 2, 3}, {0.0, 1.0})), (std::vector<double>{1.0, 1.0, 2.0, 2.0}));
+}
+
+TEST(ReplayClock, TheStrategysOwnTimeCountsWhenAsked) {
+  ReplayClock off({1, 1, false}), on({1, 1, true});
+  volatile double sink = 0;
+  for (int i = 0; i < 2000000; ++i) sink = sink + 1e-9 * i;  // real time passes outside the clock
+  run_batch(off, batch_of({0}, {0.0, 1.0}));
+  run_batch(on, batch_of({0}, {0.0, 1.0}));
+  EXPECT_DOUBLE_EQ(off.now(), 1.0);
+  EXPECT_GT(on.strategy_s(), 0.0);
+  EXPECT_GE(on.now(), 1.0 + on.strategy_s());
+}
+
+}  // namespace
+}  // namespace ktune
