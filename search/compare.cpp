@@ -117,7 +117,8 @@ RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const La
     }
   };
   CostOptions copts;
-  copts.batch_size = o.batch_size;
+  copts.batch_size = budget.time_limit_s > 0 ? (o.time_batch_size ? o.time_batch_size : strategy_info(s.name).preferred_batch)
+                                             : o.batch_size;
   copts.clock = [&clock] { return clock.now(); };
   copts.ahead = [&](std::span<const Config> next) {
     std::vector<std::pair<Config, double>> compiles;

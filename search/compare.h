@@ -65,6 +65,9 @@ struct CompareOptions {
   uint64_t max_fevals = 500;  // per run, also the P-score's budget range; 0 = the whole space
   bool higher_is_better = false;
   size_t batch_size = 1;
+  // The batch of the time-budget runs (0: each strategy's preferred batch,
+  // as `ktune tune` proposes, so that compiles run ahead as live).
+  size_t time_batch_size = 0;
   std::vector<double> fractions = {0.9, 0.95, 0.98};
   std::vector<uint64_t> budgets = {10, 20, 50, 100, 200, 500};  // those above max_fevals are left out
   // Seconds of predicted wall time (ReplayClock). Each run is then made

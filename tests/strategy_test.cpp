@@ -535,13 +535,13 @@ TEST(Portfolio, MembersAskForCompileFeaturesTogetherFromTheCallingThread) {
       for (const Config& c : cs) out.emplace_back().compiled = c[0] != 6;  // a = 6 fails to compile
       return out;
     };
-    runs.push_back(run("portfolio", space, table, Budget{120, 0}, 7, 8, features).evaluated);
+    runs.push_back(run("portfolio", space, table, Budget{120, 0}, 7, 32, features).evaluated);
   }
   EXPECT_EQ(off_thread, 0u);
   EXPECT_EQ(runs[0], runs[1]);
   EXPECT_EQ(runs[0], runs[2]);
-  // Alone, no member asks for more than 16 at a time (kFeatureChunk, or
-  // the short list of twice a member's share); together they do.
+  // Alone, no member asks for more than kFeatureChunk at a time (batches of
+  // 32: a share of about 10, a short list of 20 asked for in chunks); together they do.
   EXPECT_GT(largest, 16u) << calls << " requests";
 }
 

@@ -194,8 +194,9 @@ const StaticFeatures& StrategyBase::features(const Config& c) {
 
 std::vector<Config> StrategyBase::screened(std::vector<Config> ordered, size_t n) {
   std::vector<Config> clean;
-  for (size_t i = 0; ctx_.features && i < ordered.size() && clean.size() < n; i += kFeatureChunk) {
-    const size_t end = std::min(ordered.size(), i + kFeatureChunk);
+  for (size_t i = 0, chunk = first_feature_ask(n); ctx_.features && i < ordered.size() && clean.size() < n;
+       i += chunk, chunk = kFeatureChunk) {
+    const size_t end = std::min(ordered.size(), i + chunk);
     learn_features(std::span<const Config>(ordered.data() + i, end - i));
     for (size_t k = i; k < end && clean.size() < n; ++k) {
       const StaticFeatures& f = features(ordered[k]);

@@ -86,6 +86,12 @@ OptionSpec edges_option(const std::string& name, double default_edge);
 constexpr double kFailed = std::numeric_limits<double>::infinity();
 // Compile features asked for at a time: one round of a 16-process compile pool.
 constexpr size_t kFeatureChunk = 16;
+// A short list of n asks for n and a quarter more first (the spares for what
+// the compiler condemns), then kFeatureChunk at a time: the proposal waits
+// for every compile it asked for, and the members of a portfolio ask in one
+// round, so a first ask of kFeatureChunk each made that round three or four
+// waves of a 16-process pool, most of them compiles never measured.
+inline size_t first_feature_ask(size_t n) { return std::min(kFeatureChunk, n + (n + 3) / 4); }
 
 // A result's score for ranking: kFailed when it failed or is not finite.
 inline double ranking_score(const Observation& o) {

@@ -255,13 +255,16 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
   // With compile features (StrategyContext::features; a compile each on a
   // GPU host), a configuration that fails to compile or spills registers is
   // passed over, as model_rank passes it over: no GPU time on what the
-  // compiler condemns. Features are asked for a chunk of the frontier at a
-  // time, so that the compiles run in parallel. Without features nothing is.
+  // compiler condemns. Features are asked for a few of the frontier at a
+  // time (kFrontierAsk), so that the compiles run in parallel without making
+  // the proposal wait for many it will not measure soon. Without features
+  // nothing is.
+  static constexpr size_t kFrontierAsk = 4;
   bool condemned(const Config& c) {
     if (!context().features) return false;
     if (!features_known(c)) {
       std::vector<Config> ask{c};
-      for (auto it = frontier_.rbegin(); it != frontier_.rend() && ask.size() < kFeatureChunk; ++it)
+      for (auto it = frontier_.rbegin(); it != frontier_.rend() && ask.size() < kFrontierAsk; ++it)
         if (!known(*it) && !features_known(*it)) ask.push_back(*it);
       learn_features(ask);
     }

@@ -42,6 +42,7 @@ struct CompareCliOptions {
   uint64_t max_fevals = 200;
   uint64_t seed = 1;
   size_t batch = 1;
+  bool batch_given = false;  // --batch named: the time-budget runs take it too
   std::string time_budgets;              // --time-budget 10s,30s,...
   std::optional<size_t> compile_slots;   // --compile-slots P
   std::string plot;
@@ -123,6 +124,7 @@ CompareOptions base_options(const CompareCliOptions& o, const Spec& spec, Replay
   co.max_fevals = o.max_fevals;
   if (o.batch < 1) throw Error::bad_input("--batch: at least 1");
   co.batch_size = o.batch;
+  if (o.batch_given) co.time_batch_size = o.batch;
   co.higher_is_better = spec.higher_is_better;
   std::stringstream list(o.time_budgets);
   for (std::string item; std::getline(list, item, ',');) {
@@ -196,7 +198,8 @@ int run_compare(const CompareCliOptions& o) {
   }
   const std::vector<StrategyRun> strategies = parse_strategies(o.strategies);
   // Long comparisons (many strategies, runs or a large budget) show where they are.
-  Progress bar("compare", std::max<size_t>(o.runs, 1) * strategies.size(), true);
+  // With time budgets, random search's runs on the clock come first.
+  Progress bar("compare", std::max<size_t>(o.runs, 1) * (strategies.size() + (co.time_budgets.empty() ? 0 : 1)), true);
   co.progress = [&bar](size_t done, size_t, const std::string& label) { bar.update(done, label); };
   co.interrupt = &interrupted();
   const CompareResult r = [&] {
@@ -304,7 +307,8 @@ int run_manifest(const CompareCliOptions& o) {
   const std::vector<StrategyRun> strategies = parse_strategies(o.strategies);
   std::vector<LabelledResult> results;
   Json spaces = Json::array();
-  Progress bar("compare", std::max<size_t>(o.runs, 1) * strategies.size() * entries.size(), true);
+  const size_t jobs = strategies.size() + (o.time_budgets.empty() ? 0 : 1);  // random search's runs on the clock
+  Progress bar("compare", std::max<size_t>(o.runs, 1) * jobs * entries.size(), true);
   size_t done_before = 0;
   bool stopped = false;
   {
@@ -324,7 +328,7 @@ int run_manifest(const CompareCliOptions& o) {
       };
       co.interrupt = &interrupted();
       CompareResult r = compare(spec.space(), table, strategies, co);
-      done_before += std::max<size_t>(o.runs, 1) * strategies.size();
+      done_before += std::max<size_t>(o.runs, 1) * jobs;
       Json j = Json::parse(to_json(r));
       spaces.push_back({{"label", e.label}, {"spec", e.spec}, {"data", e.data}, {"device", replay.device().name},
                         {"result", j}});
@@ -479,12 +483,16 @@ void add_strategies_command(CLI::App& app, CommandResult& result) {
   cmp->add_option("--time-budget", o->time_budgets,
                   "wall-clock budgets, e.g. 10s,30s,100s: each run is made again to the largest, its time predicted "
                   "(compile processes, the GPU, the strategy's own time); the fraction at each, the score over time "
-                  "against random search");
+                  "against random search; these runs propose as `ktune tune` does (each strategy's own batch, "
+                  "unless --batch is given)");
   cmp->add_option("--compile-slots", o->compile_slots,
                   "compile processes of the host the predicted time stands for (default: this machine's usable CPUs)");
   cmp->add_option("--plot", o->plot, "write an SVG plot of best-so-far against evaluations");
   cmp->add_flag("--json", o->json, "machine-readable output");
-  cmp->callback([o, &result] { result.exit_status = run_compare(*o); });
+  cmp->callback([o, cmp, &result] {
+    o->batch_given = cmp->count("--batch") > 0;
+    result.exit_status = run_compare(*o);
+  });
 }
 
 }  // namespace ktune::cli
