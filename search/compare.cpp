@@ -110,11 +110,10 @@ RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const La
       batch.emplace_back(c, it == table.end() ? ReplayCost{0, l.mean_cost}
                                               : ReplayCost{it->second.compile_s, it->second.cost_s - it->second.compile_s});
     }
-    for (const ReplayClock::Finish& f : clock.measure(batch)) {
-      clock.reached(f);
+    clock.play(batch, [&](const ReplayClock::Finish& f) {
       auto it = table.find(configs[f.index]);
-      if (!done(f.index, EvalOutcome{it == table.end() ? std::nullopt : it->second.objective, f.gpu_s})) break;
-    }
+      return done(f.index, EvalOutcome{it == table.end() ? std::nullopt : it->second.objective, f.gpu_s});
+    });
   };
   CostOptions copts;
   copts.batch_size = budget.time_limit_s > 0 ? (o.time_batch_size ? o.time_batch_size : strategy_info(s.name).preferred_batch)

@@ -75,4 +75,14 @@ void ReplayClock::reached(const Finish& f) {
   mark();
 }
 
+void ReplayClock::play(std::span<const std::pair<Config, ReplayCost>> batch,
+                       const std::function<bool(const Finish&)>& report) {
+  std::optional<double> stop;
+  for (const Finish& f : measure(batch)) {
+    if (stop && f.at - f.gpu_s >= *stop) continue;
+    reached(f);
+    if (!report(f) && !stop) stop = f.at;
+  }
+}
+
 }  // namespace ktune

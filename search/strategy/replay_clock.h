@@ -24,6 +24,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -67,6 +69,9 @@ class ReplayClock {
   std::vector<Finish> measure(std::span<const std::pair<Config, ReplayCost>> batch);
   // A result of measure() is reported: the clock moves to its finish.
   void reached(const Finish& f);
+  // measure() and reached() for each result in turn, told to `report`; once
+  // `report` says false, only what a GPU had started by then is reported.
+  void play(std::span<const std::pair<Config, ReplayCost>> batch, const std::function<bool(const Finish&)>& report);
 
   double gpu_busy_s() const { return gpu_busy_s_; }  // GPU time of the results reported
   double compile_s() const { return compile_s_; }    // compile time of every compile started

@@ -145,7 +145,7 @@ std::vector<StaticFeatures> PoolEvaluator::features(std::span<const Config> conf
     std::vector<std::pair<Config, double>> compiles;
     for (const Config& c : configs) compiles.emplace_back(c, replay_member_->compile_s(c));
     clock_->features(compiles);
-    stats_.compiles = clock_->compiles(), stats_.compile_s = clock_->compile_s();
+    simulated_stats();
   }
   std::vector<StaticFeatures> out;
   on_first([&](ConfigEvaluator& e) { out = e.features(configs); });
@@ -170,16 +170,22 @@ std::optional<double> PoolEvaluator::virtual_time() const {
 void PoolEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
   const double start = steady_s();
   if (last_batch_end_) stats_.between_s += start - *last_batch_end_;
-  const double virtual_start = simulated_ ? clock_->now() : 0;
-  if (simulated_) evaluate_simulated(configs, on_measured);
-  else evaluate_live(configs, on_measured);
-  last_batch_end_ = steady_s();
-  stats_.wall_s += simulated_ ? clock_->now() - virtual_start : *last_batch_end_ - start;
   if (simulated_) {
-    stats_.wall_s = clock_->now();
-    stats_.between_s = 0;
-    stats_.strategy_s = clock_->strategy_s();
+    evaluate_simulated(configs, on_measured);
+    simulated_stats();
+    return;
   }
+  evaluate_live(configs, on_measured);
+  last_batch_end_ = steady_s();
+  stats_.wall_s += *last_batch_end_ - start;
+}
+
+void PoolEvaluator::simulated_stats() {
+  stats_.wall_s = clock_->now();
+  stats_.busy_s = clock_->gpu_busy_s();
+  stats_.strategy_s = clock_->strategy_s();
+  stats_.compiles = clock_->compiles();
+  stats_.compile_s = clock_->compile_s();
 }
 
 void PoolEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
@@ -256,14 +262,7 @@ void PoolEvaluator::evaluate_simulated(std::span<const std::vector<Value>> confi
                        ReplayCost{std::min(compile, cost), cost - std::min(compile, cost)});
   }
   // After a false, what another GPU has in flight still finishes and is reported.
-  std::optional<double> stop;
-  for (const ReplayClock::Finish& f : clock_->measure(batch)) {
-    if (stop && f.at - f.gpu_s >= *stop) continue;
-    clock_->reached(f);
-    stats_.busy_s += f.gpu_s;
-    stats_.compiles = clock_->compiles(), stats_.compile_s = clock_->compile_s();
-    if (!on_measured(f.index, answers[f.index]) && !stop) stop = f.at;
-  }
+  clock_->play(batch, [&](const ReplayClock::Finish& f) { return on_measured(f.index, answers[f.index]); });
 }
 
 }  // namespace ktune

@@ -94,6 +94,8 @@ class PoolEvaluator : public ConfigEvaluator {
   class Member;
   void evaluate_live(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured);
   void evaluate_simulated(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured);
+  // Simulated: the stats read off the clock.
+  void simulated_stats();
   // Runs `task` on member 0's thread (live) or here (simulated), and waits.
   void on_first(const std::function<void(ConfigEvaluator&)>& task);
 
