@@ -31,6 +31,7 @@ class Auto final : public Strategy {
   // The hint of the strategy proposing now (the switch to bayes_opt is
   // after its own next proposal's results, which a hint cannot foresee).
   std::vector<Config> upcoming(size_t n) override { return (second_ ? second_ : first_)->upcoming(n); }
+  std::vector<Config> spare(size_t n) override { return (second_ ? second_ : first_)->spare(n); }
 
   void observe(std::span<const Observation> results) override {
     seen_.insert(seen_.end(), results.begin(), results.end());

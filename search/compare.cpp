@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <unordered_set>
 
 #include "search/strategy/replay_clock.h"
 
@@ -94,26 +96,37 @@ RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const La
     return it == table.end() ? 0.0 : it->second.compile_s;
   };
   FeatureSource features;
+  std::optional<std::vector<Config>> compiled_clean;  // while a proposal is made beside measurements
+  double deadline = kInf;                             // on the clock, meanwhile: the run's time is up
   if (o.features)
     features = [&](std::span<const Config> configs) {
       std::vector<std::pair<Config, double>> compiles;
       for (const Config& c : configs) compiles.emplace_back(c, compile_s(c));
-      clock.features(compiles);
-      return o.features(configs);
+      clock.features(compiles, deadline);
+      std::vector<StaticFeatures> out = o.features(configs);
+      if (compiled_clean)
+        for (size_t i = 0; i < configs.size() && i < out.size(); ++i)
+          if (out[i].compiled && out[i].spill_bytes == 0) compiled_clean->push_back(configs[i]);
+      return out;
     };
   StrategyContext ctx{&space, seed, s.options, features, budget.max_fevals, o.prior};
   std::unique_ptr<Strategy> strategy = make_strategy(s.name, ctx);
-  auto evaluate = [&](std::span<const Config> configs, const CostLayer::Done& done) {
+  auto costs = [&](std::span<const Config> configs) {
     std::vector<std::pair<Config, ReplayCost>> batch;
     for (const Config& c : configs) {
       auto it = table.find(c);
       batch.emplace_back(c, it == table.end() ? ReplayCost{0, l.mean_cost}
                                               : ReplayCost{it->second.compile_s, it->second.cost_s - it->second.compile_s});
     }
-    clock.play(batch, [&](const ReplayClock::Finish& f) {
-      auto it = table.find(configs[f.index]);
-      return done(f.index, EvalOutcome{it == table.end() ? std::nullopt : it->second.objective, f.gpu_s});
-    });
+    return batch;
+  };
+  auto outcome = [&](const Config& c, const ReplayClock::Finish& f) {
+    auto it = table.find(c);
+    return EvalOutcome{it == table.end() ? std::nullopt : it->second.objective, f.gpu_s};
+  };
+  auto evaluate = [&](std::span<const Config> configs, const CostLayer::Done& done) {
+    clock.play(costs(configs),
+               [&](const ReplayClock::Finish& f) { return done(f.index, outcome(configs[f.index], f)); });
   };
   CostOptions copts;
   copts.batch_size = budget.time_limit_s > 0 ? (o.time_batch_size ? o.time_batch_size : strategy_info(s.name).preferred_batch)
@@ -124,6 +137,32 @@ RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const La
     for (const Config& c : next) compiles.emplace_back(c, compile_s(c));
     clock.ahead(std::move(compiles));
   };
+  if (o.spares)
+    copts.beside = [&](const CostOptions::Beside& b) {
+      const double from = clock.now();
+      compiled_clean.emplace();
+      deadline = from + b.time_left();
+      std::vector<Config> proposal;
+      try {
+        proposal = b.propose();
+      } catch (...) {
+        compiled_clean.reset();
+        deadline = kInf;
+        throw;
+      }
+      deadline = kInf;
+      std::vector<Config> candidates;
+      std::unordered_set<Config, ConfigHash> seen;
+      for (const Config& c : *compiled_clean)
+        if (b.wanted(c) && seen.insert(c).second) candidates.push_back(c);
+      for (const Config& c : b.spare)
+        if (b.wanted(c) && seen.insert(c).second) candidates.push_back(c);
+      compiled_clean.reset();
+      clock.fill(costs(candidates), from, [&](const ReplayClock::Finish& f) {
+        return b.report(candidates[f.index], outcome(candidates[f.index], f));
+      });
+      return proposal;
+    };
   if (l.partial) {
     copts.recorded = [&table](const Config& c) { return table.count(c) > 0; };
     copts.recorded_count = l.n;

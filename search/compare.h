@@ -78,6 +78,9 @@ struct CompareOptions {
   // The live run a replay's time stands for: compile processes, GPUs, the
   // strategy's own time.
   ClockOptions clock{1, 1, false};
+  // The strategies' spares measured while they propose, on the clock, as
+  // `ktune tune` measures them (CostOptions::beside).
+  bool spares = true;
   // Given to the strategies. A configuration whose features are asked for is
   // compiled then, on the clock, and not again when measured.
   FeatureSource features;

@@ -190,13 +190,36 @@ class Explorer final : public StrategyBase {
         if (drawn.insert(c).second) fresh.push_back(std::move(c));
       if (fresh.empty()) break;
       learn_features(fresh);
+      std::vector<Config> left;
       for (Config& c : fresh)
-        if (const StaticFeatures& f = features(c); f.compiled && f.spill_bytes == 0 && clean.size() < max_batch)
-          clean.push_back(std::move(c));
+        if (const StaticFeatures& f = features(c); f.compiled && f.spill_bytes == 0)
+          (clean.size() < max_batch ? clean : left).push_back(std::move(c));
+      keep_spare(left);
     }
     return clean;
   }
+
+ public:
+  // The clean draws not proposed, then uniform random picks: what random
+  // search would measure. The picks persist until measured, so that what
+  // was compiled for them ahead is not thrown away.
+  std::vector<Config> spare(size_t n) override {
+    std::vector<Config> out = StrategyBase::spare(n);
+    ConfigSet in(out.begin(), out.end());
+    std::erase_if(reserve_, [&](const Config& c) { return known(c) || in.count(c); });
+    for (Config& c : sample_unknown(n > out.size() + reserve_.size() ? n - out.size() - reserve_.size() : 0)) {
+      if (!std::count(reserve_.begin(), reserve_.end(), c) && !in.count(c)) reserve_.push_back(std::move(c));
+    }
+    for (const Config& c : reserve_) {
+      if (out.size() >= n) break;
+      out.push_back(c);
+    }
+    return out;
+  }
+
+ private:
   double edges_;
+  std::vector<Config> reserve_;  // spare()'s random picks
 };
 
 class Portfolio final : public Strategy {
@@ -306,6 +329,30 @@ class Portfolio final : public Strategy {
 
   // The hint of the member whose turn comes next.
   std::vector<Config> upcoming(size_t n) override { return members_[whose_turn(turn_ + 1, given_)]->upcoming(n); }
+
+  // The members' leftovers taken in turn (the first of each, then the
+  // second of each, ...), then the explorer's (its clean draws, then random
+  // picks).
+  std::vector<Config> spare(size_t n) override {
+    const size_t members = members_.size() - (explores() ? 1 : 0);
+    std::vector<std::vector<Config>> each;
+    for (size_t i = 0; i < members; ++i) each.push_back(members_[i]->spare(n));
+    std::vector<Config> out;
+    ConfigSet seen;
+    for (size_t k = 0; out.size() < n; ++k) {
+      bool any = false;
+      for (const auto& list : each)
+        if (k < list.size()) {
+          any = true;
+          if (out.size() < n && seen.insert(list[k]).second) out.push_back(list[k]);
+        }
+      if (!any) break;
+    }
+    if (explores())
+      for (Config& c : members_.back()->spare(n))
+        if (out.size() < n && seen.insert(c).second) out.push_back(std::move(c));
+    return out;
+  }
 
   void observe(std::span<const Observation> results) override {
     for (const Observation& o : results) {

@@ -279,6 +279,112 @@ TEST(CostLayer, AProposalThatSpendsTheTimeStartsNothing) {
   EXPECT_EQ(eval.seen.size(), 2u);
 }
 
+// Proposes a script and names spares; records what it heard and how many
+// spares it was asked for.
+class Sparing : public Strategy {
+ public:
+  Sparing(std::vector<std::vector<Config>> script, std::vector<Config> spares)
+      : script_(std::move(script)), spares_(std::move(spares)) {}
+  std::vector<Config> propose(size_t) override {
+    if (next_ >= script_.size()) return {};
+    return script_[next_++];
+  }
+  void observe(std::span<const Observation> r) override { heard.insert(heard.end(), r.begin(), r.end()); }
+  std::vector<Config> spare(size_t n) override {
+    asked.push_back(n);
+    std::vector<Config> out;
+    for (const Config& c : spares_) {
+      if (out.size() == n) break;
+      if (std::none_of(heard.begin(), heard.end(), [&](const Observation& o) { return o.config == c; }))
+        out.push_back(c);
+    }
+    return out;
+  }
+  std::vector<Observation> heard;
+  std::vector<size_t> asked;
+
+ private:
+  std::vector<std::vector<Config>> script_;
+  std::vector<Config> spares_;
+  size_t next_ = 0;
+};
+
+// A beside hook that measures every spare it is given, and `extra` (as a
+// short list's compiles), after the proposal; counts its calls.
+struct MeasuringBeside {
+  std::vector<Config> extra;
+  int calls = 0;
+  std::vector<size_t> given;
+  std::function<std::vector<Config>(const CostOptions::Beside&)> fn() {
+    return [this](const CostOptions::Beside& b) {
+      ++calls;
+      given.push_back(b.spare.size());
+      std::vector<Config> proposal = b.propose();
+      std::vector<Config> all = extra;
+      all.insert(all.end(), b.spare.begin(), b.spare.end());
+      for (const Config& c : all)
+        if (b.wanted(c) && !b.report(c, {5.0 + c[0], 0.0})) break;
+      extra.clear();
+      return proposal;
+    };
+  }
+};
+
+TEST(CostLayer, SparesAreMeasuredBesideTheNextProposal) {
+  const SearchSpace space = small_space();
+  Counting eval;
+  MeasuringBeside beside;
+  CostOptions o;
+  o.beside = beside.fn();
+  std::vector<Config> ahead;
+  o.ahead = [&](std::span<const Config> next) { ahead.assign(next.begin(), next.end()); };
+  CostLayer layer(space, Budget{}, eval.fn(), false, o);
+  Sparing s({{{0, 0}}, {{1, 0}, {2, 0}}}, {{1, 1}, {2, 1}, {0, 0}});
+  beside.extra = {{1, 0}};  // compiled for the first proposal's short list... measured beside it
+  RunResult r = layer.run(s);
+  EXPECT_EQ(beside.calls, 3);                        // beside each proposal, the last (empty) included
+  EXPECT_EQ(beside.given, (std::vector<size_t>{0, 2, 0}));  // spares named with the batch before, less measured
+  // {1,0} measured beside the first proposal, the spares beside the second;
+  // of the second batch only {2,0} is left to measure.
+  EXPECT_EQ(eval.seen, (std::vector<Config>{{0, 0}, {2, 0}}));
+  EXPECT_EQ(r.fevals, 5u);
+  EXPECT_EQ(r.cache_hits, 1u);
+  ASSERT_GE(s.heard.size(), 5u);
+  EXPECT_EQ(s.heard[0].config, (Config{1, 0}));      // told before the batch proposed meanwhile
+  EXPECT_EQ(s.heard[1].config, (Config{0, 0}));
+  EXPECT_EQ(s.asked.front(), 8u);                    // eight batches' worth first
+}
+
+TEST(CostLayer, SparesAskedForFollowWhatTheProposalsTimeTakes) {
+  const SearchSpace space({int_param("x", range(20)), int_param("y", range(20))}, {});
+  Counting eval;
+  MeasuringBeside beside;
+  CostOptions o;
+  o.beside = beside.fn();
+  CostLayer layer(space, Budget{}, eval.fn(), false, o);
+  std::vector<Config> spares;
+  for (uint32_t y = 1; y < 20; ++y)
+    for (uint32_t x = 0; x < 20; ++x) spares.push_back({x, y});
+  Sparing s({{{0, 0}}, {{1, 0}}, {{2, 0}}, {{3, 0}}}, spares);
+  layer.run(s);
+  // All measured each time: twice as many asked for after each proposal.
+  EXPECT_EQ(s.asked, (std::vector<size_t>{8, 16, 32, 64}));
+}
+
+TEST(CostLayer, AnEvaluationBudgetGoesToTheStrategysOwnPicks) {
+  const SearchSpace space = small_space();
+  Counting eval;
+  MeasuringBeside beside;
+  CostOptions o;
+  o.beside = beside.fn();
+  CostLayer layer(space, Budget{3, 0}, eval.fn(), false, o);
+  Sparing s({{{0, 0}}, {{1, 0}}, {{2, 0}}}, {{1, 1}, {2, 1}});
+  RunResult r = layer.run(s);
+  EXPECT_EQ(beside.calls, 0);
+  EXPECT_TRUE(s.asked.empty());
+  EXPECT_EQ(r.fevals, 3u);
+}
+
 TEST(CostLayer, AnInvalidProposalIsABug) {
   const SearchSpace space({int_param("x", range(4)), int_param("y", range(3))}, {expr::Expression::parse("x < y")});
   Counting eval;

@@ -84,6 +84,51 @@ TEST(ReplayClock, WhatComesNextCompilesBehindTheBatch) {
   EXPECT_DOUBLE_EQ(without.now(), 10.0);
 }
 
+TEST(ReplayClock, WhatComesNextWaitsBehindALaterShortList) {
+  // Two processes. The hint's compiles take a process only when it would
+  // otherwise idle: a short list asked later still goes first.
+  ReplayClock clock({2, 1, false});
+  clock.ahead({{Config{10}, 2.0}, {Config{11}, 2.0}});
+  clock.features(std::vector<std::pair<Config, double>>{{Config{20}, 1.0}});
+  EXPECT_DOUBLE_EQ(clock.now(), 1.0);  // 20 on one process (0-1); 10 took the idle other (0-2)
+  clock.features(std::vector<std::pair<Config, double>>{{Config{21}, 1.0}});
+  EXPECT_DOUBLE_EQ(clock.now(), 2.0);  // asked at 1: 21 (1-2) before the hint's 11
+  EXPECT_EQ(clock.compiles(), 3u);
+  EXPECT_EQ(run_batch(clock, batch_of({11}, {2.0, 0.5})), (std::vector<double>{4.5}));  // 11 compiles 2-4
+}
+
+TEST(ReplayClock, WhatCompiledWhileTheStrategyProposedIsMeasuredMeanwhile) {
+  // A short list of three compiles (1, 2 and 4 s) on three processes: the
+  // proposal waits until 4. Meanwhile the GPU measures those compiled by
+  // then, as each compile ends, each at its own time.
+  ReplayClock clock({3, 1, false});
+  clock.features(std::vector<std::pair<Config, double>>{{Config{0}, 1.0}, {Config{1}, 2.0}, {Config{2}, 4.0}});
+  EXPECT_DOUBLE_EQ(clock.now(), 4.0);
+  std::vector<double> reported_at, now_at;
+  clock.fill(batch_of({2, 1, 0, 7}, {0.0, 0.5}), 0.0, [&](const ReplayClock::Finish& f) {
+    reported_at.push_back(f.at);
+    now_at.push_back(clock.now());
+    return true;
+  });
+  // 0 at 1-1.5, 1 at 2-2.5; 2 compiled only at 4, when the proposal ended;
+  // 7 never compiled.
+  EXPECT_EQ(reported_at, (std::vector<double>{1.5, 2.5}));
+  EXPECT_EQ(now_at, reported_at);
+  EXPECT_DOUBLE_EQ(clock.now(), 4.0);
+  EXPECT_DOUBLE_EQ(clock.gpu_busy_s(), 1.0);
+  // One that starts before the proposal ends and finishes after it moves the clock on.
+  ReplayClock late({1, 1, false});
+  late.features(std::vector<std::pair<Config, double>>{{Config{0}, 1.0}, {Config{1}, 1.0}});  // ends 1 and 2
+  late.fill(batch_of({0}, {0.0, 3.0}), 0.0, [](const ReplayClock::Finish&) { return true; });
+  EXPECT_DOUBLE_EQ(late.now(), 4.0);  // measured 1-4
+}
+
+TEST(ReplayClock, AShortListStopsWaitingAtTheDeadline) {
+  ReplayClock clock({1, 1, false});
+  clock.features(std::vector<std::pair<Config, double>>{{Config{0}, 5.0}}, 2.0);
+  EXPECT_DOUBLE_EQ(clock.now(), 2.0);
+}
+
 TEST(ReplayClock, SeveralGpusShareTheBatch) {
   ReplayClock clock({8, 2, false});
   EXPECT_EQ(run_batch(clock, batch_of({0, 1, 2, 3}, {0.0, 1.0})), (std::vector<double>{1.0, 1.0, 2.0, 2.0}));

@@ -661,6 +661,52 @@ TEST(RandomSample, EdgesDrawsTheEndsOfEachValueListFirst) {
 // every member of that name, checked by the member; a name that is not a
 // member is refused. forest's own default changes nothing; another value
 // changes the run (on the steep bowl, where forest draws its split features).
+// What the default offers to measure while it proposes: its short lists'
+// compiled leftovers first, then random picks; nothing it proposed or heard.
+TEST(Portfolio, SparesAreTheShortListsLeftoversThenRandomPicks) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl);
+  std::set<Config> asked;
+  auto features = [&](std::span<const Config> cs) {
+    std::vector<StaticFeatures> out;
+    for (const Config& c : cs) {
+      asked.insert(c);
+      out.emplace_back().compiled = c[0] != 6;  // a = 6 fails to compile
+    }
+    return out;
+  };
+  StrategyContext ctx{&space, 5, {}, features, 0, {}};
+  std::unique_ptr<Strategy> s = make_strategy("portfolio", ctx);
+  std::set<Config> known;
+  for (int round = 0; round < 4; ++round) {
+    std::vector<Config> batch = s->propose(8);
+    std::vector<Observation> obs;
+    const std::vector<EvalOutcome> out = replay(table)(batch);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      obs.push_back({batch[i], out[i].score});
+      known.insert(batch[i]);
+    }
+    s->observe(obs);
+  }
+  const std::vector<Config> spare = s->spare(60);
+  ASSERT_EQ(spare.size(), 60u);
+  EXPECT_EQ(std::set<Config>(spare.begin(), spare.end()).size(), spare.size());
+  for (const Config& c : spare) {
+    EXPECT_TRUE(space.is_valid(c));
+    EXPECT_FALSE(known.count(c)) << "a spare was measured already";
+  }
+  // The leftovers (compiled, clean) come first, the random picks after them.
+  size_t leftovers = 0;
+  while (leftovers < spare.size() && asked.count(spare[leftovers])) ++leftovers;
+  EXPECT_GT(leftovers, 0u);
+  for (size_t i = 0; i < leftovers; ++i) EXPECT_NE(spare[i][0], 6u) << "a leftover the compiler condemned";
+  // Measured now, they are results like any other: none is offered again.
+  std::vector<Observation> obs;
+  for (const Config& c : spare) obs.push_back({c, 1.0});
+  s->observe(obs);
+  for (const Config& c : s->spare(60)) EXPECT_FALSE(std::count(spare.begin(), spare.end(), c));
+}
+
 TEST(Portfolio, GivesAMemberItsOwnOption) {
   const SearchSpace space = bowl_space();
   const ExhaustiveTable table = table_of(space, bowl, 0);

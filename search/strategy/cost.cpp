@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_set>
 
 namespace ktune {
@@ -114,6 +115,9 @@ RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
   const double start = options_.clock ? options_.clock() : 0.0;
   const uint64_t valid = options_.recorded ? options_.recorded_count : space_->count_valid();
   uint64_t stale = 0;
+  spare_n_ = std::min(kMaxSpare, 8 * options_.batch_size);
+  std::vector<Config> spare;  // named with the batch before
+  const bool beside = options_.beside && !budget_.max_fevals;
   for (;;) {
     if (cache_.size() >= valid) {
       r.stop = StopReason::SpaceExhausted;
@@ -123,7 +127,9 @@ RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
       r.stop = budget_.max_fevals && r.fevals >= budget_.max_fevals ? StopReason::MaxFevals : StopReason::TimeLimit;
       break;
     }
-    std::vector<Config> batch = strategy.propose(options_.batch_size);
+    const uint64_t before = r.fevals;
+    std::vector<Config> batch = beside ? propose_beside(strategy, r, spare, start, on_trace)
+                                       : strategy.propose(options_.batch_size);
     ++r.proposals;
     if (batch.empty()) {
       r.stop = StopReason::StrategyDone;
@@ -132,13 +138,12 @@ RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
     // A proposal takes time on a wall clock (model_rank compiles features):
     // when that spent the budget, nothing of the batch starts.
     if (options_.clock && !budget_left(r, start)) {
-      r.stop = StopReason::TimeLimit;
+      r.stop = budget_.max_fevals && r.fevals >= budget_.max_fevals ? StopReason::MaxFevals : StopReason::TimeLimit;
       break;
     }
     std::vector<Config> fresh;
     std::unordered_set<Config, ConfigHash> in_batch;
     std::vector<Config> unrecorded;
-    const uint64_t before = r.fevals;
     for (const Config& c : batch) {
       if (c.size() != space_->parameters().size() || !space_->is_valid(c))
         throw Error::failed("internal: the strategy proposed an invalid configuration " +
@@ -160,7 +165,14 @@ RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
       fresh.resize(budget_.max_fevals - r.fevals);
     if (!budget_left(r, start)) fresh.clear();
     stale = fresh.empty() && new_unrecorded == 0 && r.fevals == before ? stale + 1 : 0;
-    if (options_.ahead) options_.ahead(ahead_of(strategy, r, in_batch, fresh.size()));
+    if (beside) spare = spares_of(strategy, in_batch);
+    if (options_.ahead) {
+      std::vector<Config> next = ahead_of(strategy, r, in_batch, fresh.size());
+      std::unordered_set<Config, ConfigHash> named(next.begin(), next.end());
+      for (const Config& c : spare)
+        if (named.insert(c).second) next.push_back(c);
+      options_.ahead(next);
+    }
     evaluate_new(r, fresh, start, on_trace);
     std::vector<Observation> obs;
     for (const Config& c : batch) {
@@ -181,6 +193,62 @@ RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
   if (options_.ahead) options_.ahead({});
   r.elapsed_s = elapsed(r, start);
   return r;
+}
+
+std::vector<Config> CostLayer::propose_beside(Strategy& strategy, RunResult& r, const std::vector<Config>& spare,
+                                              double start, const OnTrace& on_trace) {
+  std::vector<Config> fill;
+  for (const Config& c : spare)
+    if (!cache_.count(c) && !known_.count(c) && !unrecorded_.count(c)) fill.push_back(c);
+  if (!budget_left(r, start)) return strategy.propose(options_.batch_size);
+  std::vector<Config> measured;
+  CostOptions::Beside b;
+  b.propose = [&] { return strategy.propose(options_.batch_size); };
+  b.spare = fill;
+  b.wanted = [&](const Config& c) {
+    return c.size() == space_->parameters().size() && space_->is_valid(c) && !cache_.count(c) && !known_.count(c) &&
+           !unrecorded_.count(c) && (!options_.recorded || options_.recorded(c));
+  };
+  b.report = [&](const Config& c, const EvalOutcome& o) {
+    if (!b.wanted(c)) throw Error::failed("internal: a configuration measured beside the proposal was not wanted");
+    measured.push_back(c);
+    record(r, c, o, false, start, on_trace);
+    return budget_left(r, start);
+  };
+  b.time_left = [&] {
+    return budget_.time_limit_s > 0 && options_.clock ? start + budget_.time_limit_s - options_.clock()
+                                                      : std::numeric_limits<double>::infinity();
+  };
+  std::vector<Config> batch = options_.beside(b);
+  std::vector<Observation> obs;
+  size_t spares_measured = 0;
+  const std::unordered_set<Config, ConfigHash> named(fill.begin(), fill.end());
+  for (const Config& c : measured) {
+    obs.push_back({c, internal(cache_.at(c).score)});
+    spares_measured += named.count(c);
+  }
+  if (!obs.empty()) strategy.observe(obs);
+  // As many spares as the proposals take the time to measure.
+  if (spares_measured == fill.size() && fill.size() >= spare_n_)
+    spare_n_ = std::min(kMaxSpare, 2 * spare_n_);
+  else if (4 * spares_measured < fill.size())
+    spare_n_ = std::max(options_.batch_size, spare_n_ / 2);
+  return batch;
+}
+
+std::vector<Config> CostLayer::spares_of(Strategy& strategy, const std::unordered_set<Config, ConfigHash>& in_batch) {
+  const size_t room = spare_n_;
+  std::vector<Config> out;
+  std::unordered_set<Config, ConfigHash> seen;
+  for (Config& c : strategy.spare(room)) {
+    if (out.size() >= room) break;
+    if (c.size() != space_->parameters().size() || !space_->is_valid(c))
+      throw Error::failed("internal: the strategy named an invalid spare configuration");
+    if (cache_.count(c) || known_.count(c) || unrecorded_.count(c) || in_batch.count(c)) continue;
+    if (options_.recorded && !options_.recorded(c)) continue;
+    if (seen.insert(c).second) out.push_back(std::move(c));
+  }
+  return out;
 }
 
 std::vector<Config> CostLayer::ahead_of(Strategy& strategy, const RunResult& r,

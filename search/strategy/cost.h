@@ -29,6 +29,17 @@
 //     batch (Strategy::upcoming) is passed on before the batch is measured,
 //     never past max_fevals, and an empty one when the run ends, so that what
 //     is compiled ahead is dropped with it.
+//   * with CostOptions::beside set and no max_fevals (a budget of
+//     evaluations goes to the strategy's own picks; one of time, or none, is
+//     spent where the GPU would wait), the strategy's spares
+//     (Strategy::spare) are asked for after each proposal, passed on with the hint (compiled behind the batch), and
+//     measured beside the next proposal with what its short lists compile:
+//     each is an evaluation like any other, counted, traced and told to the
+//     strategy (before the batch it proposed meanwhile is measured; what of
+//     that batch was measured beside it is then a repeat). How many spares
+//     are asked for follows how many the last proposal's time used: eight
+//     batches' worth first, twice as many when all were measured, half when
+//     fewer than a quarter were, between one batch and kMaxSpare.
 //   * with CostOptions::recorded set (a replay of a partial recording), a
 //     configuration outside it is answered as failed at no cost, is not an
 //     evaluation and is not in the trace (RunResult::not_recorded counts
@@ -77,6 +88,24 @@ struct CostOptions {
   // left after it: what may be compiled behind the batch. Each call replaces
   // the one before; the last, when the run ends, is empty.
   std::function<void(std::span<const Config>)> ahead;
+  // Measures while the strategy proposes (the GPU would otherwise wait for
+  // its short lists' compiles): makes the proposal and meanwhile measures,
+  // as their compiles end, the spares named with the batch before
+  // (Strategy::spare; less what is measured) and what the proposal's short
+  // lists compile clean (StrategyContext::features), each only if wanted (not
+  // measured or known yet), none started once the proposal is made, each
+  // reported (false: start no more). Returns the proposal. Unset: the
+  // proposal alone, and no spares asked for.
+  struct Beside {
+    std::function<std::vector<Config>()> propose;
+    std::span<const Config> spare;
+    std::function<bool(const Config&)> wanted;
+    std::function<bool(const Config&, const EvalOutcome&)> report;
+    // Seconds left of the time budget on `clock` (infinite without one):
+    // once none is, the proposal stops waiting for its compiles.
+    std::function<double()> time_left;
+  };
+  std::function<std::vector<Config>(const Beside&)> beside;
 };
 
 enum class StopReason { MaxFevals, TimeLimit, StrategyDone, SpaceExhausted, NoProgress };
@@ -138,6 +167,11 @@ class CostLayer {
               const OnTrace& on_trace);
   std::optional<double> internal(std::optional<double> user) const;
   void evaluate_new(RunResult& r, std::vector<Config>& fresh, double start, const OnTrace& on_trace);
+  // The strategy's proposal, with `spare` measured beside it (CostOptions::beside).
+  std::vector<Config> propose_beside(Strategy& strategy, RunResult& r, const std::vector<Config>& spare,
+                                     double start, const OnTrace& on_trace);
+  // What of the strategy's spares may be measured: not known, not in the batch.
+  std::vector<Config> spares_of(Strategy& strategy, const std::unordered_set<Config, ConfigHash>& in_batch);
   // The strategy's hint for CostOptions::ahead, with `measuring` of the batch about to be measured.
   std::vector<Config> ahead_of(Strategy& strategy, const RunResult& r,
                                const std::unordered_set<Config, ConfigHash>& in_batch, size_t measuring);
@@ -150,6 +184,10 @@ class CostLayer {
   std::unordered_map<Config, Cached, ConfigHash> cache_;
   std::unordered_set<Config, ConfigHash> unrecorded_;
   std::unordered_map<Config, EvalOutcome, ConfigHash> known_;  // seed()
+  size_t spare_n_ = 0;  // spares asked for after each proposal (CostOptions::beside)
 };
+
+// The most spares asked for after one proposal.
+inline constexpr size_t kMaxSpare = 256;
 
 }  // namespace ktune

@@ -36,22 +36,42 @@ double ReplayClock::compile(const Config& c, double seconds, double from) {
   return end;
 }
 
-void ReplayClock::features(std::span<const std::pair<Config, double>> compiles) {
+void ReplayClock::advance(double t) {
+  while (!waiting_.empty()) {
+    if (ready_.count(waiting_.front().first)) {
+      waiting_.pop_front();
+      continue;
+    }
+    const double from = std::max(*std::min_element(slot_free_.begin(), slot_free_.end()), waiting_from_);
+    if (from >= t) break;
+    compile(waiting_.front().first, waiting_.front().second, from);
+    waiting_.pop_front();
+  }
+}
+
+void ReplayClock::features(std::span<const std::pair<Config, double>> compiles, double deadline) {
   pause_ends();
+  advance(now_);
   double done = now_;
   for (const auto& [c, s] : compiles) done = std::max(done, compile(c, s, now_));
-  now_ = done;
+  now_ = std::max(now_, std::min(done, deadline));
+  advance(now_);
   mark();
 }
 
-void ReplayClock::ahead(std::vector<std::pair<Config, double>> next) { ahead_ = std::move(next); }
+void ReplayClock::ahead(std::vector<std::pair<Config, double>> next) {
+  pause_ends();
+  advance(now_);
+  waiting_.assign(next.begin(), next.end());
+  waiting_from_ = now_;
+  mark();
+}
 
 std::vector<ReplayClock::Finish> ReplayClock::measure(std::span<const std::pair<Config, ReplayCost>> batch) {
   pause_ends();
+  advance(now_);
   std::vector<double> ready(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) ready[i] = compile(batch[i].first, batch[i].second.compile_s, now_);
-  for (const auto& [c, s] : ahead_) compile(c, s, now_);
-  ahead_.clear();
   // The GPUs take the configurations in the order their cubins are ready
   // (the batch's order among equals), each on the GPU free first.
   std::vector<size_t> order(batch.size());
@@ -75,14 +95,56 @@ void ReplayClock::reached(const Finish& f) {
   mark();
 }
 
-void ReplayClock::play(std::span<const std::pair<Config, ReplayCost>> batch,
-                       const std::function<bool(const Finish&)>& report) {
+void ReplayClock::report_in_order(std::vector<Finish> finishes, const std::function<bool(const Finish&)>& report) {
+  std::stable_sort(finishes.begin(), finishes.end(), [](const Finish& a, const Finish& b) { return a.at < b.at; });
   std::optional<double> stop;
-  for (const Finish& f : measure(batch)) {
+  for (const Finish& f : finishes) {
     if (stop && f.at - f.gpu_s >= *stop) continue;
     reached(f);
     if (!report(f) && !stop) stop = f.at;
   }
+}
+
+void ReplayClock::play(std::span<const std::pair<Config, ReplayCost>> batch,
+                       const std::function<bool(const Finish&)>& report) {
+  report_in_order(measure(batch), report);
+}
+
+void ReplayClock::fill(std::span<const std::pair<Config, ReplayCost>> spare, double from,
+                       const std::function<bool(const Finish&)>& report) {
+  pause_ends();
+  advance(now_);
+  const double until = now_;
+  std::vector<std::pair<double, size_t>> compiled;  // (ready, index)
+  for (size_t i = 0; i < spare.size(); ++i)
+    if (auto it = ready_.find(spare[i].first); it != ready_.end() && it->second < until)
+      compiled.emplace_back(it->second, i);
+  std::stable_sort(compiled.begin(), compiled.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Finish> out;
+  for (const auto& [ready, i] : compiled) {
+    auto gpu = std::min_element(gpu_free_.begin(), gpu_free_.end());
+    const double start = std::max({*gpu, ready, from});
+    if (start >= until) continue;
+    const double gpu_s = std::max(spare[i].second.gpu_s, 0.0);
+    *gpu = start + gpu_s;
+    out.push_back({i, *gpu, gpu_s});
+  }
+  // Each result is reported at its own time, which lies before now: the
+  // clock goes back to it while it is reported (the trace's time, the time
+  // budget), then on to the later of the proposal's end and the last finish.
+  std::stable_sort(out.begin(), out.end(), [](const Finish& a, const Finish& b) { return a.at < b.at; });
+  std::optional<double> stop;
+  double last = until;
+  for (const Finish& f : out) {
+    if (stop && f.at - f.gpu_s >= *stop) continue;
+    now_ = f.at;
+    gpu_busy_s_ += f.gpu_s;
+    last = std::max(last, f.at);
+    mark();
+    if (!report(f) && !stop) stop = f.at;
+  }
+  now_ = last;
+  mark();
 }
 
 }  // namespace ktune

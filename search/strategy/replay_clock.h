@@ -10,11 +10,19 @@
 //  * a features request (a strategy's short list, StrategyContext::features)
 //    is waited for: the strategy proposes only once every compile of it has
 //    ended, and the GPUs meanwhile do nothing new;
-//  * a batch is compiled in its order, and behind it what the strategy said
-//    it would propose next (ahead()); each GPU takes the compiled
-//    configuration that became ready first, no earlier than the batch was
-//    handed over, and spends its recorded GPU time on it (load, verify,
-//    benchmark, framework), so compiling overlaps measuring;
+//  * a batch is compiled in its order; what the strategy said it would
+//    propose next, and its spares (ahead(), given as the batch is), wait
+//    behind it and behind any later request, each started when a process
+//    would otherwise sit idle
+//    (the pool's order of priority: a short list asked for later still goes
+//    first); each GPU takes the compiled configuration that became ready
+//    first, no earlier than the batch was handed over, and spends its
+//    recorded GPU time on it (load, verify, benchmark, framework), so
+//    compiling overlaps measuring;
+//  * spares measured while the strategy proposed (fill()): from the moment
+//    the proposal began to the moment it ended, each free GPU takes the
+//    spare whose compile had ended first; none starts after the proposal,
+//    and none waits for a compile that had not ended;
 //  * the strategy's own time: with `strategy_time`, the real time that
 //    passes outside the clock's calls (proposing, fitting models, storing a
 //    result) is added as it passes. Off, a replay is deterministic.
@@ -24,7 +32,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <deque>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -54,10 +64,13 @@ class ReplayClock {
   // Seconds since the run began (with strategy_time, the real time since
   // the clock's last call included).
   double now() const;
-  // A features request: compiles what is not compiled yet and waits for all.
-  void features(std::span<const std::pair<Config, double>> compiles);
-  // What the strategy expects after the batch about to be measured: compiled
-  // behind that batch's compiles (replaces the hint before).
+  // A features request: compiles what is not compiled yet and waits for
+  // all, or until `deadline` (the run's time is up: the proposal is not measured).
+  void features(std::span<const std::pair<Config, double>> compiles,
+                double deadline = std::numeric_limits<double>::infinity());
+  // What the strategy expects after the batch about to be measured, and its
+  // spares: compiled from now on, behind that batch's compiles and any later
+  // request (replaces the hint before; what of it had not started is dropped).
   void ahead(std::vector<std::pair<Config, double>> next);
   struct Finish {
     size_t index = 0;  // into the batch
@@ -72,6 +85,13 @@ class ReplayClock {
   // measure() and reached() for each result in turn, told to `report`; once
   // `report` says false, only what a GPU had started by then is reported.
   void play(std::span<const std::pair<Config, ReplayCost>> batch, const std::function<bool(const Finish&)>& report);
+  // Measured while the strategy proposed, from `from` (when the proposal
+  // began) to now (when it ended): only those compiled by then, each
+  // started before now, reported in the order they finish with now() at
+  // their finish while they are. Once `report` says false, only what a GPU
+  // had started by then is reported.
+  void fill(std::span<const std::pair<Config, ReplayCost>> spare, double from,
+            const std::function<bool(const Finish&)>& report);
 
   double gpu_busy_s() const { return gpu_busy_s_; }  // GPU time of the results reported
   double compile_s() const { return compile_s_; }    // compile time of every compile started
@@ -85,12 +105,18 @@ class ReplayClock {
   // Compiles c from `from` on the slot free first, unless compiled or
   // compiling already: when its cubin is ready.
   double compile(const Config& c, double seconds, double from);
+  // Starts what waits ahead on every slot that frees up before `t`.
+  void advance(double t);
+  // The results of finishes scheduled on the GPUs, in the order they
+  // finish, as play() reports them.
+  void report_in_order(std::vector<Finish> finishes, const std::function<bool(const Finish&)>& report);
 
   ClockOptions options_;
   double now_ = 0;
   std::vector<double> slot_free_, gpu_free_;
   std::unordered_map<Config, double, ConfigHash> ready_;  // compiled or compiling: when its cubin is there
-  std::vector<std::pair<Config, double>> ahead_;
+  std::deque<std::pair<Config, double>> waiting_;  // the last ahead()'s, not started
+  double waiting_from_ = 0;                        // when it was given
   std::chrono::steady_clock::time_point mark_;
   double gpu_busy_s_ = 0, compile_s_ = 0, strategy_s_ = 0;
   size_t compiles_ = 0;

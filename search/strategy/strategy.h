@@ -13,6 +13,8 @@
 //     knows (resumed measurements) that the strategy never proposed;
 //   * every configuration returned by propose() is observed, in order, before
 //     the next propose() call, unless the run ends first (budget spent);
+//   * observe() may also deliver results of configurations it did not
+//     propose: its spare() ones, measured while it proposed;
 //   * a strategy proposes only valid configurations of ctx.space.
 // Each strategy is deterministic for a given seed and sequence of observations.
 // The strategies live in search/strategy/ and its evolve/ and model/ folders; docs/strategies.md
@@ -85,6 +87,18 @@ class Strategy {
   // a strategy whose next batch does not hang on the results it waits for
   // can know it; the others say nothing.
   virtual std::vector<Config> upcoming(size_t n) {
+    (void)n;
+    return {};
+  }
+  // Up to `n` configurations worth measuring while the strategy works on its
+  // next proposal, most wanted first: what it compiled for a short list and
+  // did not propose, then random picks. A strategy that waits on compiles
+  // (its short lists) would otherwise leave the GPU waiting too. The cost
+  // layer asks right after a proposal, compiles them behind that batch and
+  // measures those compiled while the next proposal is made; their results
+  // come through observe() like any other. Only a strategy whose proposals
+  // take time has any.
+  virtual std::vector<Config> spare(size_t n) {
     (void)n;
     return {};
   }

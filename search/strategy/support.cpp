@@ -103,6 +103,24 @@ void StrategyBase::observe(std::span<const Observation> results) {
   }
 }
 
+void StrategyBase::keep_spare(std::span<const Config> configs) {
+  constexpr size_t kMaxSpare = 256;
+  for (auto it = configs.rbegin(); it != configs.rend(); ++it)
+    if (!known(*it)) spare_.push_front(*it);
+  while (spare_.size() > kMaxSpare) spare_.pop_back();
+}
+
+std::vector<Config> StrategyBase::spare(size_t n) {
+  std::erase_if(spare_, [&](const Config& c) { return known(c); });
+  std::vector<Config> out;
+  ConfigSet seen;
+  for (const Config& c : spare_) {
+    if (out.size() >= n) break;
+    if (seen.insert(c).second) out.push_back(c);
+  }
+  return out;
+}
+
 double StrategyBase::score(const Config& c) const {
   auto it = results_.find(c);
   return it == results_.end() ? kFailed : it->second;
@@ -193,16 +211,19 @@ const StaticFeatures& StrategyBase::features(const Config& c) {
 }
 
 std::vector<Config> StrategyBase::screened(std::vector<Config> ordered, size_t n) {
-  std::vector<Config> clean;
+  std::vector<Config> clean, left;
   for (size_t i = 0, chunk = first_feature_ask(n); ctx_.features && i < ordered.size() && clean.size() < n;
        i += chunk, chunk = kFeatureChunk) {
     const size_t end = std::min(ordered.size(), i + chunk);
     learn_features(std::span<const Config>(ordered.data() + i, end - i));
-    for (size_t k = i; k < end && clean.size() < n; ++k) {
+    for (size_t k = i; k < end; ++k) {
       const StaticFeatures& f = features(ordered[k]);
-      if (f.compiled && f.spill_bytes == 0) clean.push_back(ordered[k]);
+      if (!f.compiled || f.spill_bytes != 0) continue;
+      (clean.size() < n ? clean : left).push_back(ordered[k]);
     }
   }
+  // The model's order kept: the best of what is left comes out first.
+  keep_spare(left);
   if (!clean.empty()) return clean;
   if (ordered.size() > n) ordered.resize(n);
   return ordered;

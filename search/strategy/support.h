@@ -103,6 +103,9 @@ class StrategyBase : public Strategy {
   explicit StrategyBase(const StrategyContext& ctx);
   std::vector<Config> propose(size_t max_batch) final;
   void observe(std::span<const Observation> results) final;
+  // What screened() compiled and found clean but did not take, not known
+  // yet, the latest short lists first: the model's next choices, compiled.
+  std::vector<Config> spare(size_t n) override;
 
  protected:
   // Next configurations to try. REQUIRES (guaranteed by the base): every
@@ -153,7 +156,11 @@ class StrategyBase : public Strategy {
   // The first `n` of `ordered` that the compile does not condemn (no failure
   // to compile, no spills), their features learnt a chunk at a time; the
   // first `n` without features or when every one is condemned.
+  // The clean ones it compiled and did not take are kept for spare().
   std::vector<Config> screened(std::vector<Config> ordered, size_t n);
+  // Kept for spare(), ahead of those kept before, in this order: compiled
+  // clean, not proposed.
+  void keep_spare(std::span<const Config> configs);
   // With a prior (StrategyContext::prior: the same kernel measured
   // elsewhere), a first design from its best tenth, at least `n`
   // configurations of it: its best first, the rest in random order. Empty
@@ -206,6 +213,7 @@ class StrategyBase : public Strategy {
   size_t successes_ = 0;
   bool design_planned_ = false;  // design_wave() has decided its first design
   std::unordered_map<Config, StaticFeatures, ConfigHash> features_;
+  std::deque<Config> spare_;  // keep_spare()'s, newest first
 };
 
 // Value-index coordinates and snapping to valid configurations.

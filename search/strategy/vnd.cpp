@@ -272,6 +272,18 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
     return !f.compiled || f.spill_bytes > 0;
   }
 
+  // The frontier's next ones already compiled clean (condemned() asked
+  // ahead for them), then the short lists' leftovers.
+  std::vector<Config> spare(size_t n) override {
+    std::vector<Config> out;
+    for (auto it = frontier_.rbegin(); it != frontier_.rend() && out.size() < n; ++it)
+      if (!known(*it) && features_known(*it) && features(*it).compiled && features(*it).spill_bytes == 0)
+        out.push_back(*it);
+    for (Config& c : StrategyBase::spare(n))
+      if (out.size() < n && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(std::move(c));
+    return out;
+  }
+
   std::optional<Config> restart_point() {
     if (perturb_ && best()) {
       Config walk = *best();

@@ -45,6 +45,7 @@ struct CompareCliOptions {
   bool batch_given = false;  // --batch named: the time-budget runs take it too
   std::string time_budgets;              // --time-budget 10s,30s,...
   std::optional<size_t> compile_slots;   // --compile-slots P
+  bool no_spares = false;                // --no-spares
   std::string plot;
   bool json = false;
 };
@@ -138,6 +139,7 @@ CompareOptions base_options(const CompareCliOptions& o, const Spec& spec, Replay
   // The live run the time stands for: this host's compile processes, one
   // GPU, the strategies' own time as they take it here.
   co.clock = ClockOptions{o.compile_slots.value_or(usable_cpus()), 1, true};
+  co.spares = !o.no_spares;
   // As `ktune tune --simulate` gives them: the strategies see what the tuner would.
   co.features = [&replay](std::span<const Config> cs) { return replay.features(cs); };
   return co;
@@ -487,6 +489,8 @@ void add_strategies_command(CLI::App& app, CommandResult& result) {
                   "unless --batch is given)");
   cmp->add_option("--compile-slots", o->compile_slots,
                   "compile processes of the host the predicted time stands for (default: this machine's usable CPUs)");
+  cmp->add_flag("--no-spares", o->no_spares,
+                "measure nothing while a strategy proposes (as `ktune tune --no-spares`): the strategies' own picks only");
   cmp->add_option("--plot", o->plot, "write an SVG plot of best-so-far against evaluations");
   cmp->add_flag("--json", o->json, "machine-readable output");
   cmp->callback([o, cmp, &result] {

@@ -45,6 +45,7 @@ struct TuneOptions : ResultsOptions {
   std::string prior;  // --prior DATA; default: the database's own results of the kernel elsewhere
   std::string prior_device;
   bool no_prior = false;
+  bool no_spares = false;
   bool force = false;
   bool cold = false;
   std::optional<double> warmup_ms;
@@ -194,6 +195,7 @@ int run_tune(const TuneOptions& o) {
   ro.prior_path = o.prior;
   ro.prior_device = o.prior_device;
   ro.no_prior = o.no_prior;
+  ro.spares = !o.no_spares;
   ro.interrupt = &interrupted();
 
   db::Store store(o.resolved_db());  // opened for writing before anything is measured
@@ -268,6 +270,10 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
                   "on another device or problem size with the most results)");
   sub->add_option("--prior-device", o->prior_device, "which device's results of --prior, where it holds several");
   sub->add_flag("--no-prior", o->no_prior, "start without a prior, not even the database's")->excludes(prior);
+  sub->add_flag("--no-spares", o->no_spares,
+                "measure only the strategy's picks (default: while the strategy makes its next proposal, the GPU "
+                "measures its spares, compiled already: the rest of its short lists and random picks; each is an "
+                "evaluation)");
   sub->add_flag("--force", o->force, "measure again what the database already holds");
   sub->add_flag("--cold", o->cold, "flush the L2 cache before every sample");
   sub->add_flag("--no-racing", o->no_racing,

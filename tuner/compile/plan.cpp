@@ -61,4 +61,9 @@ void CompilePlan::drop() {
   dropped_ += tickets.size();
 }
 
+bool CompilePlan::ready(const std::string& key) const {
+  auto it = std::find_if(ahead_.begin(), ahead_.end(), [&](const auto& h) { return h.first == key; });
+  return it != ahead_.end() && pool_->ready(it->second);
+}
+
 }  // namespace ktune

@@ -40,6 +40,8 @@ class CompilePlan {
   std::vector<CompilePool::Ticket> submit(std::vector<Keyed> batch, std::vector<Keyed> next);
   // Drops every request held ahead (the run ended).
   void drop();
+  // Whether the request held ahead under `key` has compiled (false when none is held).
+  bool ready(const std::string& key) const;
 
   // Requests queued ahead so far, and of them those a batch took over and
   // those dropped (never compiled, or, when already compiling, their result unused).

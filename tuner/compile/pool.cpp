@@ -433,7 +433,8 @@ CompilePool::Ticket CompilePool::submit(CompileRequest request, Priority priorit
   return ticket;
 }
 
-std::pair<CompilePool::Ticket, CompileResult> CompilePool::wait_for(std::span<const Ticket> tickets) {
+std::optional<std::pair<CompilePool::Ticket, CompileResult>> CompilePool::wait_for(
+    std::span<const Ticket> tickets, std::optional<std::chrono::steady_clock::time_point> until) {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (options_.interrupt && options_.interrupt->load()) throw Error::failed("interrupted");
@@ -444,18 +445,32 @@ std::pair<CompilePool::Ticket, CompileResult> CompilePool::wait_for(std::span<co
       compile_wire::Reply reply = std::move(it->second->reply);
       pending_.erase(it);
       if (reply.threw) throw Error(reply.error_kind, reply.error_message, reply.error_where);
-      return {t, std::move(reply.result)};
+      return std::pair{t, std::move(reply.result)};
     }
+    if (until && std::chrono::steady_clock::now() >= *until) return std::nullopt;
     // Bounded waits so that Ctrl-C is noticed without a notification.
     done_.wait_for(lock, std::chrono::milliseconds(50));
   }
 }
 
-CompileResult CompilePool::take(Ticket ticket) { return wait_for({&ticket, 1}).second; }
+bool CompilePool::ready(Ticket ticket) {
+  std::lock_guard lock(mutex_);
+  auto it = pending_.find(ticket);
+  return it != pending_.end() && it->second->ready;
+}
+
+CompileResult CompilePool::take(Ticket ticket) { return wait_for({&ticket, 1})->second; }
 
 std::pair<CompilePool::Ticket, CompileResult> CompilePool::take_any(std::vector<Ticket>& tickets) {
-  auto out = wait_for(tickets);
+  auto out = *wait_for(tickets);
   tickets.erase(std::find(tickets.begin(), tickets.end(), out.first));
+  return out;
+}
+
+std::optional<std::pair<CompilePool::Ticket, CompileResult>> CompilePool::take_any_for(
+    std::vector<Ticket>& tickets, std::chrono::milliseconds wait) {
+  auto out = wait_for(tickets, std::chrono::steady_clock::now() + wait);
+  if (out) tickets.erase(std::find(tickets.begin(), tickets.end(), out->first));
   return out;
 }
 

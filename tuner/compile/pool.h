@@ -42,12 +42,14 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <unordered_map>
@@ -114,10 +116,15 @@ class CompilePool {
   // Moves a queued request to `priority`; one already compiling or done is
   // left as it is.
   void prioritize(Ticket ticket, Priority priority);
+  // Whether take(ticket) would answer at once (its compile has ended).
+  bool ready(Ticket ticket);
   // Waits for the result of `ticket`.
   CompileResult take(Ticket ticket);
   // Waits for whichever of `tickets` finishes first and removes it from them.
   std::pair<Ticket, CompileResult> take_any(std::vector<Ticket>& tickets);
+  // As take_any, waiting at most `wait`: nullopt when none finished by then.
+  std::optional<std::pair<Ticket, CompileResult>> take_any_for(std::vector<Ticket>& tickets,
+                                                               std::chrono::milliseconds wait);
   // Forgets every ticket not taken yet: queued requests are never compiled,
   // the results of running ones are dropped.
   void cancel();
@@ -144,7 +151,9 @@ class CompilePool {
   class Slot;
 
   void serve(Slot& slot);  // a slot thread's loop
-  std::pair<Ticket, CompileResult> wait_for(std::span<const Ticket> tickets);
+  // nullopt once `until` has passed (never without one).
+  std::optional<std::pair<Ticket, CompileResult>> wait_for(
+      std::span<const Ticket> tickets, std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
   void finish(Ticket ticket, Done done);
   void enqueue(Job job, Priority priority);  // REQUIRES: mutex_ held
   void dequeue_if(const std::function<bool(Ticket)>& drop);  // REQUIRES: mutex_ held

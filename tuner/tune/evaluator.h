@@ -61,6 +61,28 @@ class ConfigEvaluator {
   // compiling ahead that the next batch does not take and this call does
   // not name is dropped; an empty call drops it all at once (the run ended).
   virtual void compile_ahead(std::span<const std::vector<Value>> next) { (void)next; }
+  // Makes the strategy's proposal and meanwhile measures, so that the GPU
+  // does not wait while the strategy works (CostOptions::beside): the
+  // `spare` configurations (named in the last compile_ahead()) and those
+  // the proposal's features() requests compile clean (no failure, no
+  // spills), each as its compile ends, only where `wanted`, none started
+  // once the proposal is made; each reported to `on_measured` (false: start
+  // no more). Returns the proposal. On a GPU the proposal is made on a
+  // thread of its own; simulated GPUs play the measurements out on their
+  // clock over the time the proposal took. Where measures_beside() is false
+  // it only proposes.
+  struct Beside {
+    std::function<std::vector<Config>()> propose;
+    std::span<const std::vector<Value>> spare;
+    std::function<bool(const std::vector<Value>&)> wanted;
+    std::function<bool(const Measured&)> on_measured;
+    // Seconds of the run's time budget left: once none is, the proposal's
+    // features() requests stop waiting (what has not compiled is answered
+    // as not compiled; the proposal is not measured).
+    std::function<double()> time_left;
+  };
+  virtual std::vector<Config> beside(const Beside& b) { return b.propose(); }
+  virtual bool measures_beside() const { return false; }
   // True when answers come from recorded data, not from a GPU now.
   virtual bool replay() const = 0;
   virtual std::string source() const = 0;  // "GPU 0: NVIDIA H100 80GB HBM3" or the replayed file

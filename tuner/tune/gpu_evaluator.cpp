@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <span>
 #include <unordered_map>
 
@@ -226,7 +228,14 @@ GpuEvaluator::Compiled GpuEvaluator::prepare(const std::vector<Value>& config,
 }
 
 std::vector<StaticFeatures> GpuEvaluator::features(std::span<const Config> configs) {
-  return compile_features(*spec_, arch_, *pool_, configs);
+  return compile_features(
+      *spec_, arch_, *pool_, configs,
+      [&](size_t i, const StaticFeatures& f) {
+        if (!f.compiled || f.spill_bytes != 0) return;
+        std::lock_guard lock(compiled_mutex_);
+        if (collect_) compiled_clean_.push_back(configs[i]);
+      },
+      [this] { return abandon_.load(); });
 }
 
 gpu::Job GpuEvaluator::make_job(const std::vector<Value>& config, const Compiled& compiled) const {
@@ -387,6 +396,7 @@ void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const O
     prepare(c, request);
     if (request) next.push_back({db::config_key(c), std::move(*request)});
   }
+  held_ = std::move(next_);
   next_.clear();
   waiting = plan_->submit(std::move(batch), std::move(next));
   for (size_t j = 0; j < waiting.size(); ++j) index_of[waiting[j]] = batch_index[j];
@@ -420,7 +430,87 @@ void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const O
 
 void GpuEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
   next_.assign(next.begin(), next.end());
-  if (next_.empty()) plan_->drop();
+  if (next_.empty()) {
+    plan_->drop();
+    return;
+  }
+  // Queued now, not only with the next batch: a batch measured beside the
+  // proposal may leave nothing to evaluate(), and the spares must compile
+  // all the same. The next evaluate() puts its batch ahead of them.
+  std::vector<CompilePlan::Keyed> queued;
+  for (const std::vector<Value>& c : next_) {
+    std::optional<CompileRequest> request;
+    prepare(c, request);
+    if (request) queued.push_back({db::config_key(c), std::move(*request)});
+  }
+  plan_->submit({}, std::move(queued));
+  held_ = next_;
+}
+
+std::vector<Config> GpuEvaluator::beside(const Beside& b) {
+  {
+    std::lock_guard lock(compiled_mutex_);
+    collect_ = true;
+    compiled_clean_.clear();
+  }
+  struct StopCollecting {
+    GpuEvaluator* e;
+    ~StopCollecting() {
+      std::lock_guard lock(e->compiled_mutex_);
+      e->collect_ = false;
+      e->compiled_clean_.clear();
+    }
+  } stop_collecting{this};
+  abandon_ = false;
+  std::atomic<bool> proposing{true};
+  // The future's destructor waits for the proposal's thread, whatever
+  // happens here, before the strategy it works on can go.
+  std::future<std::vector<Config>> proposal = std::async(std::launch::async, [&] {
+    struct Done {
+      std::atomic<bool>& flag;
+      ~Done() { flag = false; }
+    } done{proposing};
+    return b.propose();
+  });
+  std::vector<bool> taken(b.spare.size(), false);
+  std::vector<std::string> keys;
+  for (const std::vector<Value>& c : b.spare) keys.push_back(db::config_key(c));
+  bool go = true;
+  while (go && proposing) {
+    std::optional<std::vector<Value>> next;
+    {
+      std::lock_guard lock(compiled_mutex_);
+      while (!next && !compiled_clean_.empty()) {
+        std::vector<Value> c = spec_->space().values(compiled_clean_.front());
+        compiled_clean_.pop_front();
+        if (b.wanted(c)) next = std::move(c);
+      }
+    }
+    for (size_t i = 0; i < b.spare.size() && !next; ++i)
+      if (!taken[i] && plan_->ready(keys[i])) {
+        taken[i] = true;
+        if (b.wanted(b.spare[i])) next = b.spare[i];
+      }
+    if (!next) {
+      if (b.time_left && b.time_left() <= 0) abandon_ = true;
+      proposal.wait_for(std::chrono::milliseconds(5));
+      continue;
+    }
+    // Measured alone; what else was queued ahead stays queued.
+    const std::string key = db::config_key(*next);
+    next_.clear();
+    for (const std::vector<Value>& c : held_)
+      if (db::config_key(c) != key) next_.push_back(c);
+    evaluate(std::span<const std::vector<Value>>(&*next, 1), [&](size_t, const Measured& m) {
+      go = b.on_measured(m);
+      return go;
+    });
+  }
+  // The run is stopping (its time is up): the proposal need not wait.
+  if (!go) abandon_ = true;
+  std::vector<Config> out = proposal.get();
+  abandon_ = false;
+  return out;
 }
 
 std::vector<GpuEvaluator::Compiled> GpuEvaluator::compile_all(std::span<const std::vector<Value>> configs) {

@@ -12,7 +12,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,8 +73,13 @@ class GpuEvaluator : public ConfigEvaluator {
 
   db::DeviceInfo device() const override;
   void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
-  // Compiled behind the next batch, in the pool's order of priority (CompilePlan).
+  // Queued at once behind any batch, in the pool's order of priority (CompilePlan).
   void compile_ahead(std::span<const std::vector<Value>> next) override;
+  // The proposal on a thread of its own; here, one at a time, what its
+  // short lists compiled clean (first come, first measured), else the first
+  // spare, in the strategy's order, whose compile ahead has ended.
+  std::vector<Config> beside(const Beside& b) override;
+  bool measures_beside() const override { return true; }
   bool replay() const override { return false; }
   std::string source() const override;
   // Compiled in the session's pool for its GPU's architecture (tuner/tune/static_features.h).
@@ -109,6 +116,12 @@ class GpuEvaluator : public ConfigEvaluator {
   std::shared_ptr<CompilePool> pool_;
   std::unique_ptr<CompilePlan> plan_;  // this GPU's batches in pool_; before pool_ goes
   std::vector<std::vector<Value>> next_;  // compile_ahead's, for the next evaluate()
+  std::vector<std::vector<Value>> held_;  // what the last evaluate() queued ahead
+  // During beside(): what features() compiled clean, for the GPU to measure.
+  std::mutex compiled_mutex_;
+  bool collect_ = false;
+  std::deque<Config> compiled_clean_;
+  std::atomic<bool> abandon_{false};  // the run's time is up: features() stops waiting
   std::vector<gpu::ArgSpec> args_;
   bool have_expected_ = false;
   double best_median_ms_ = 0;  // of this session's measurements, for the racing rule

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "ktune/error.h"
 
@@ -144,11 +145,14 @@ std::vector<StaticFeatures> PoolEvaluator::features(std::span<const Config> conf
   if (simulated_) {
     std::vector<std::pair<Config, double>> compiles;
     for (const Config& c : configs) compiles.emplace_back(c, replay_member_->compile_s(c));
-    clock_->features(compiles);
+    clock_->features(compiles, deadline_);
     simulated_stats();
   }
   std::vector<StaticFeatures> out;
   on_first([&](ConfigEvaluator& e) { out = e.features(configs); });
+  if (collect_)
+    for (size_t i = 0; i < configs.size() && i < out.size(); ++i)
+      if (out[i].compiled && out[i].spill_bytes == 0) compiled_clean_.push_back(configs[i]);
   return out;
 }
 
@@ -247,22 +251,56 @@ void PoolEvaluator::evaluate_live(std::span<const std::vector<Value>> configs, c
 // The batch on the clock: the replay's answer for each configuration, its
 // recorded compile and the rest of its cost (the GPU's) played out, results
 // reported in the order they finish.
-void PoolEvaluator::evaluate_simulated(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
-  std::vector<Measured> answers;
-  std::vector<std::pair<Config, ReplayCost>> batch;
+PoolEvaluator::Replayed PoolEvaluator::replayed(std::span<const std::vector<Value>> configs) {
+  Replayed r;
   for (size_t i = 0; i < configs.size(); ++i) {
     replay_member_->evaluate(configs.subspan(i, 1), [&](size_t, const Measured& m) {
-      answers.push_back(m);
+      r.answers.push_back(m);
       return true;
     });
-    if (answers.size() != i + 1) throw Error::failed("internal: a replay gave no answer for a configuration");
-    const double compile = ReplayEvaluator::recorded_compile_s(answers.back().eval);
-    const double cost = std::max(answers.back().cost_s, 0.0);
-    batch.emplace_back(replay_member_->space().config_of(configs[i]).value_or(Config{}),
-                       ReplayCost{std::min(compile, cost), cost - std::min(compile, cost)});
+    if (r.answers.size() != i + 1) throw Error::failed("internal: a replay gave no answer for a configuration");
+    const double compile = ReplayEvaluator::recorded_compile_s(r.answers.back().eval);
+    const double cost = std::max(r.answers.back().cost_s, 0.0);
+    r.costs.emplace_back(replay_member_->space().config_of(configs[i]).value_or(Config{}),
+                         ReplayCost{std::min(compile, cost), cost - std::min(compile, cost)});
   }
+  return r;
+}
+
+void PoolEvaluator::evaluate_simulated(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
+  const Replayed r = replayed(configs);
   // After a false, what another GPU has in flight still finishes and is reported.
-  clock_->play(batch, [&](const ReplayClock::Finish& f) { return on_measured(f.index, answers[f.index]); });
+  clock_->play(r.costs, [&](const ReplayClock::Finish& f) { return on_measured(f.index, r.answers[f.index]); });
+}
+
+std::vector<Config> PoolEvaluator::beside(const Beside& b) {
+  if (!simulated_) return b.propose();
+  const double from = clock_->now();
+  collect_ = true;
+  compiled_clean_.clear();
+  if (b.time_left) deadline_ = from + b.time_left();
+  std::vector<Config> proposal;
+  try {
+    proposal = b.propose();
+  } catch (...) {
+    collect_ = false;
+    deadline_ = std::numeric_limits<double>::infinity();
+    throw;
+  }
+  collect_ = false;
+  deadline_ = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<Value>> candidates;
+  std::unordered_set<std::string> seen;
+  auto add = [&](std::vector<Value> c) {
+    if (b.wanted(c) && seen.insert(db::config_key(c)).second) candidates.push_back(std::move(c));
+  };
+  for (const Config& c : compiled_clean_) add(replay_member_->space().values(c));
+  for (const std::vector<Value>& c : b.spare) add(c);
+  compiled_clean_.clear();
+  const Replayed r = replayed(candidates);
+  clock_->fill(r.costs, from, [&](const ReplayClock::Finish& f) { return b.on_measured(r.answers[f.index]); });
+  simulated_stats();
+  return proposal;
 }
 
 }  // namespace ktune

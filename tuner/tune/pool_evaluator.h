@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -80,6 +81,11 @@ class PoolEvaluator : public ConfigEvaluator {
   void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
   // Live: shared out among the members by the Dispatch, each compiling its part.
   void compile_ahead(std::span<const std::vector<Value>> next) override;
+  // Simulated: the spares and what the proposal's short lists compiled
+  // clean, played out on the clock over the time the proposal took
+  // (ReplayClock::fill). Live: the proposal alone.
+  std::vector<Config> beside(const Beside& b) override;
+  bool measures_beside() const override { return simulated_; }
   bool replay() const override { return replay_; }
   std::string source() const override { return source_; }
   std::vector<StaticFeatures> features(std::span<const Config> configs) override;
@@ -94,6 +100,12 @@ class PoolEvaluator : public ConfigEvaluator {
   class Member;
   void evaluate_live(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured);
   void evaluate_simulated(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured);
+  // Simulated: the replay's answers and their recorded costs.
+  struct Replayed {
+    std::vector<Measured> answers;
+    std::vector<std::pair<Config, ReplayCost>> costs;
+  };
+  Replayed replayed(std::span<const std::vector<Value>> configs);
   // Simulated: the stats read off the clock.
   void simulated_stats();
   // Runs `task` on member 0's thread (live) or here (simulated), and waits.
@@ -109,7 +121,11 @@ class PoolEvaluator : public ConfigEvaluator {
   db::DeviceInfo device_;
   std::string source_;
   PoolStats stats_;
-  std::optional<double> last_batch_end_;  // real seconds on the steady clock, for between_s
+  std::optional<double> last_batch_end_;
+  // Simulated, during beside(): what features() was asked for and found clean.
+  bool collect_ = false;
+  std::vector<Config> compiled_clean_;
+  double deadline_ = std::numeric_limits<double>::infinity();  // on the clock: the run's time is up  // real seconds on the steady clock, for between_s
 };
 
 }  // namespace ktune

@@ -109,19 +109,45 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   std::vector<db::Evaluation> evaluated;  // this run's ok and failed results, for the re-measure
   // Each result is committed as it completes, not when the batch does, and
   // the cost layer says after each whether the batch may go on.
-  auto evaluate = [&](std::span<const Config> batch, const CostLayer::Done& done) {
+  auto keep = [&](const Measured& m) {
+    if (!m.missing) {
+      store.add_evaluation(run_id, ids, m.eval);
+      evaluated.push_back(m.eval);
+    }
+    observer.measured(m);
+    return EvalOutcome{objective_of(spec, m.eval), m.cost_s};
+  };
+  auto values_of = [&](std::span<const Config> configs) {
     std::vector<std::vector<Value>> values;
-    for (const Config& c : batch) values.push_back(space.values(c));
-    evaluator.evaluate(values, [&](size_t i, const Measured& m) {
-      if (!m.missing) {
-        store.add_evaluation(run_id, ids, m.eval);
-        evaluated.push_back(m.eval);
-      }
-      observer.measured(m);
-      return done(i, {objective_of(spec, m.eval), m.cost_s}) && !stop_requested(o);
-    });
+    for (const Config& c : configs) values.push_back(space.values(c));
+    return values;
+  };
+  auto evaluate = [&](std::span<const Config> batch, const CostLayer::Done& done) {
+    evaluator.evaluate(values_of(batch),
+                       [&](size_t i, const Measured& m) { return done(i, keep(m)) && !stop_requested(o); });
     if (stop_requested(o)) throw Error::failed("interrupted");
   };
+  // Measured while the strategy proposes (a GPU run's evaluator, or simulated GPUs).
+  if (o.spares && evaluator.measures_beside())
+    co.beside = [&](const CostOptions::Beside& cb) {
+      ConfigEvaluator::Beside b;
+      b.propose = cb.propose;
+      b.time_left = cb.time_left;
+      const std::vector<std::vector<Value>> spare = values_of(cb.spare);
+      b.spare = spare;
+      b.wanted = [&](const std::vector<Value>& values) {
+        const std::optional<Config> c = space.config_of(values);
+        return c && cb.wanted(*c);
+      };
+      b.on_measured = [&](const Measured& m) {
+        const std::optional<Config> c = space.config_of(m.eval.config);
+        if (!c) throw Error::failed("internal: a configuration measured beside the proposal is not of the space");
+        return cb.report(*c, keep(m)) && !stop_requested(o);
+      };
+      std::vector<Config> proposal = evaluator.beside(b);
+      if (stop_requested(o)) throw Error::failed("interrupted");
+      return proposal;
+    };
   // A partial recording (an interrupted cache): the strategy keeps to what it holds.
   if (std::optional<ConfigEvaluator::RecordedPart> part = evaluator.recorded_part()) {
     co.recorded = part->holds;
@@ -129,11 +155,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
     start.partial = {part->valid, space.count_valid()};
   }
   // What the strategy expects after each batch compiles behind it (a GPU run's evaluator).
-  co.ahead = [&](std::span<const Config> next) {
-    std::vector<std::vector<Value>> values;
-    for (const Config& c : next) values.push_back(space.values(c));
-    evaluator.compile_ahead(values);
-  };
+  co.ahead = [&](std::span<const Config> next) { evaluator.compile_ahead(values_of(next)); };
   CostLayer layer(space, o.budget, CostLayer::EvaluateEach(evaluate), spec.higher_is_better, co);
   std::map<std::string, db::Evaluation> reusable;
   if (!o.force)

@@ -46,6 +46,9 @@ struct RunOptions {
   std::string prior_path;
   std::string prior_device;
   bool no_prior = false;
+  // While the strategy proposes, measure its spares (CostOptions::beside),
+  // where the evaluator can (ConfigEvaluator::measures_beside).
+  bool spares = true;
   size_t remeasure_top = 3;  // the final interleaved re-measure: how many
   int remeasure_rounds = 3;  // and how many rounds
   // Set (by a signal handler) to stop the run after the evaluation in flight.

@@ -6,6 +6,7 @@
 // they do in `ktune strategies compare`.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -23,7 +24,14 @@ namespace ktune {
 // `compiled`. The figures are those a measurement stores (db::Evaluation's
 // registers, shared_bytes, local_bytes as spill_bytes, occupancy), which is
 // what a replay gives the strategies.
+// `each` (optional) hears each configuration's features as its compile
+// ends, in that order: index in `configs`. Once `abandon` (optional, asked
+// every 20 ms) says true, the compiles not ended are dropped and their
+// configurations answered as not compiled: for a proposal whose run's time
+// is up, which is never measured.
 std::vector<StaticFeatures> compile_features(const Spec& spec, const Arch& arch, CompilePool& pool,
-                                             std::span<const Config> configs);
+                                             std::span<const Config> configs,
+                                             const std::function<void(size_t, const StaticFeatures&)>& each = {},
+                                             const std::function<bool()>& abandon = {});
 
 }  // namespace ktune

@@ -217,6 +217,10 @@ class RandomForest final : public StrategyBase {
       t.configs.push_back(shortlist[pick]);
       t.y.push_back(mean[pick]);
     }
+    std::vector<Config> rest;
+    for (size_t i = 0; i < shortlist.size(); ++i)
+      if (!taken[i]) rest.push_back(shortlist[i]);
+    keep_spare(rest);
     return wave;
   }
 

@@ -111,6 +111,7 @@ class ParzenEstimator final : public StrategyBase {
       shortlist.erase(shortlist.begin() + static_cast<std::ptrdiff_t>(pick));
       bad.push_back(&wave.back());
     }
+    keep_spare(shortlist);
     return wave;
   }
 
