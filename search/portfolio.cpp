@@ -65,19 +65,20 @@ class FeatureRounds {
  public:
   explicit FeatureRounds(FeatureSource source) : source_(std::move(source)) {}
 
-  // The features of `cs`, each configuration asked of the source once per run.
-  std::vector<StaticFeatures> ask(std::span<const Config> cs) {
+  // The features of `cs` for `member`, each configuration asked of the
+  // source once per run, in the order asked (a member asks best first).
+  std::vector<StaticFeatures> ask(size_t member, std::span<const Config> cs) {
     std::unique_lock lock(mutex_);
     std::vector<Config> missing;
+    ConfigSet seen;
     for (const Config& c : cs)
-      if (!known_.count(c)) missing.push_back(c);
-    std::sort(missing.begin(), missing.end());
-    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+      if (!known_.count(c) && seen.insert(c).second) missing.push_back(c);
     if (!missing.empty() && running_ == 0) {
       fetch(missing);  // no member thread to hold up
     } else if (!missing.empty()) {
       const size_t round = round_;
-      pending_.insert(pending_.end(), missing.begin(), missing.end());
+      if (pending_.size() <= member) pending_.resize(member + 1);
+      pending_[member].insert(pending_[member].end(), missing.begin(), missing.end());
       ++waiting_;
       wake_caller_.notify_one();
       wake_members_.wait(lock, [&] { return round_ != round; });
@@ -129,13 +130,26 @@ class FeatureRounds {
 
  private:
   // Every member still proposing is waiting: one request for all (each
-  // configuration once), the answers known before any member wakes.
+  // configuration once), the answers known before any member wakes. The
+  // members' lists are taken in turn (the first of each, then the second
+  // of each, ...), in member order: the compiles start in that order, so
+  // each member's best candidates compile first (and, on a GPU run, are
+  // measured first while the proposal waits for the rest), whichever
+  // member's thread asked first.
   void serve() {
-    std::sort(pending_.begin(), pending_.end());
-    pending_.erase(std::unique(pending_.begin(), pending_.end()), pending_.end());
+    std::vector<Config> all;
+    ConfigSet seen;
+    for (size_t k = 0, more = 1; more; ++k) {
+      more = 0;
+      for (const std::vector<Config>& list : pending_)
+        if (k < list.size()) {
+          more = 1;
+          if (seen.insert(list[k]).second) all.push_back(list[k]);
+        }
+    }
     failure_ = nullptr;
     try {
-      fetch(pending_);
+      fetch(all);
     } catch (...) {
       failure_ = std::current_exception();
     }
@@ -160,7 +174,7 @@ class FeatureRounds {
   size_t running_ = 0;  // jobs of the open round not yet finished
   size_t waiting_ = 0;  // of them, those whose request waits
   size_t round_ = 0;
-  std::vector<Config> pending_;  // the open round's requests
+  std::vector<std::vector<Config>> pending_;  // the open round's requests, per member
   FeatureCache known_;
   std::exception_ptr failure_;  // the last round's
 };
@@ -236,15 +250,15 @@ class Portfolio final : public Strategy {
     if (const std::string& third = opt_choice(ctx, "third"); third != "none") names.push_back(third);
     // The members share what the compile said of a configuration: on a GPU
     // host each answer is a round trip to the compile workers.
-    FeatureSource features;
-    if (ctx.features) {
-      rounds_ = std::make_shared<FeatureRounds>(ctx.features);
-      features = [rounds = rounds_](std::span<const Config> cs) { return rounds->ask(cs); };
-    }
+    if (ctx.features) rounds_ = std::make_shared<FeatureRounds>(ctx.features);
     uint64_t seed = ctx.seed;
+    size_t member = 0;
     const auto member_context = [&] {
       StrategyContext m = ctx;
-      m.features = features;
+      m.features = nullptr;
+      if (rounds_)
+        m.features = [rounds = rounds_, i = member](std::span<const Config> cs) { return rounds->ask(i, cs); };
+      ++member;
       m.options.clear();
       m.seed = seed;
       seed = seed * 0x9E3779B97F4A7C15ULL + 1;

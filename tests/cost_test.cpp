@@ -348,6 +348,7 @@ TEST(CostLayer, SparesAreMeasuredBesideTheNextProposal) {
   // of the second batch only {2,0} is left to measure.
   EXPECT_EQ(eval.seen, (std::vector<Config>{{0, 0}, {2, 0}}));
   EXPECT_EQ(r.fevals, 5u);
+  EXPECT_EQ(r.beside, 3u);
   EXPECT_EQ(r.cache_hits, 1u);
   ASSERT_GE(s.heard.size(), 5u);
   EXPECT_EQ(s.heard[0].config, (Config{1, 0}));      // told before the batch proposed meanwhile

@@ -22,7 +22,7 @@ kernel_tuner.tune_kernel:
   dynamic shared memory).
 
     bench/gpu/kt_t1_side_by_side.py T1.json --out DIR [--strategy random_sample]
-        [--max-fevals 60] [--time-limit S] [--seed 1] [--iterations 10] [--flops 2*4096**3]
+        [--max-fevals 60] [--time-limit S] [--seed 1] [--iterations 10] [--flops 2*4096**3] [--optimum MS]
         [--dry-run] [--simulate KT_CACHE.json]
 
 Prints one JSON line (also written to DIR/kt_<strategy>.json). --dry-run
@@ -398,6 +398,7 @@ def run(conv, args):
 
     results, env, aborted = [], {}, None
     t0 = time.perf_counter()
+    t0_epoch = time.time()
     # Kernel Tuner's per-configuration lines go to the log and to stderr; stdout
     # keeps only the final JSON line.
     with open(log_path, "w") as log, contextlib.redirect_stdout(Tee(log, sys.stderr)):
@@ -436,6 +437,24 @@ def run(conv, args):
     def total(key):
         return round(sum(float(r.get(key, 0) or 0) for r in results) / 1000, 3)
 
+    # Seconds from the start of tune_kernel to the first result within
+    # `goal` of --optimum (from each result's timestamp).
+    reached = {}
+    if args.optimum:
+        import datetime
+        running = None
+        timed = []
+        for r in ok:
+            try:
+                timed.append((datetime.datetime.fromisoformat(str(r["timestamp"])).timestamp(), r["time"]))
+            except (KeyError, ValueError):
+                pass
+        for when, t in sorted(timed):
+            running = t if running is None else min(running, t)
+            for goal in (0.9, 0.95):
+                if args.optimum / running >= goal and goal not in reached:
+                    reached[goal] = round(when - t0_epoch, 2)
+
     keys = list(conv["tune_params"])
     out = {
         "tool": "kernel_tuner",
@@ -459,6 +478,8 @@ def run(conv, args):
         "best_time_ms": best["time"] if best else None,
         "best_tflops": args.flops / (best["time"] * 1e-3) / 1e12 if best else None,
         "best_config": {k: best[k] for k in keys} if best else None,
+        "to_90_s": reached.get(0.9),
+        "to_95_s": reached.get(0.95),
         "flops": args.flops,
         "cache": cache,
         "log": log_path,
@@ -471,6 +492,8 @@ def main():
     ap.add_argument("t1", help="T1 JSON file (its KernelFile is read relative to it)")
     ap.add_argument("--out", default="kt_out", help="output folder (cache, log, result JSON)")
     ap.add_argument("--strategy", default="random_sample")
+    ap.add_argument("--optimum", type=float, default=None,
+                    help="ms: the best time known (e.g. an exhaustive run's), for the seconds to 90%% and 95%% of it")
     ap.add_argument("--max-fevals", type=int, default=60)
     ap.add_argument("--time-limit", type=float, default=None,
                     help="seconds: Kernel Tuner's strategy option time_limit (e.g. brute_force for a while)")

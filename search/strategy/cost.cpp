@@ -212,6 +212,7 @@ std::vector<Config> CostLayer::propose_beside(Strategy& strategy, RunResult& r, 
   b.report = [&](const Config& c, const EvalOutcome& o) {
     if (!b.wanted(c)) throw Error::failed("internal: a configuration measured beside the proposal was not wanted");
     measured.push_back(c);
+    ++r.beside;
     record(r, c, o, false, start, on_trace);
     return budget_left(r, start);
   };

@@ -129,6 +129,7 @@ struct RunResult {
   std::optional<double> best_score;  // user units
   uint64_t proposals = 0, cache_hits = 0;
   uint64_t not_recorded = 0;  // proposed, outside CostOptions::recorded: answered as failed, not counted
+  uint64_t beside = 0;        // of fevals, measured while the strategy proposed (CostOptions::beside)
 };
 
 class CostLayer {

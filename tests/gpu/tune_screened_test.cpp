@@ -43,4 +43,29 @@ TEST(TuneScreened, ModelRankSpendsNoGpuTimeOnWhatDoesNotCompileOrSpills) {
   fs::remove(db);
 }
 
+// The default under a time budget: while it proposes, the GPU measures
+// what its short lists compiled clean and its spares; each configuration is
+// still measured once, and the time limit holds.
+TEST(TuneBeside, TheDefaultMeasuresWhileItProposesAndKeepsToTheTimeLimit) {
+  if (auto why = ktune::gpu_test::no_gpu()) GTEST_SKIP() << *why;
+  const fs::path db = scratch_db("beside");
+  const std::string spec = (tests_dir() / "data/specs/screened/screened.yaml").string();
+  std::string tune;
+  const auto j = tune_summary(spec + " --max-fevals 0 --time-limit 8s --no-prior", db, tune);
+  ASSERT_FALSE(j.is_null()) << tune;
+  EXPECT_GT(j["measured_beside"].get<int>(), 0) << j.dump();
+  EXPECT_LE(j["measured_beside"].get<int>(), j["evaluations"].get<int>());
+  EXPECT_LT(j["elapsed_s"].get<double>(), 8.0 + 3.0) << j.dump();  // within one compile and measurement of the limit
+  std::set<std::string> configs;
+  size_t searched = 0;
+  for (const auto& r : nlohmann::json::parse(run(ktune_binary() + " results --json --db " + db.string())))
+    if (r.value("reason", "").rfind("re-measured", 0) != 0) {
+      ++searched;
+      configs.insert(r["config"].dump());
+    }
+  EXPECT_EQ(configs.size(), searched) << "a configuration measured twice";
+  EXPECT_EQ(searched, static_cast<size_t>(j["evaluations"].get<int>()));
+  fs::remove(db);
+}
+
 }  // namespace

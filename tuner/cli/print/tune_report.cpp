@@ -106,7 +106,8 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   if (json) {
     cli::Json j = {{"run_id", run_id}, {"kernel", spec_->kernel.name}, {"device", device_.name},
                    {"replay", replay_}, {"source", source_}, {"stop", stop_reason_name(result.stop)},
-                   {"evaluations", measured_}, {"resumed", resumed_}, {"reusable", reusable_},
+                   {"evaluations", measured_}, {"measured_beside", result.beside}, {"resumed", resumed_},
+                   {"reusable", reusable_},
                    {"missing_from_data", missing_ + result.not_recorded},
                    {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_},
                    {"prior", cli::Json()}};
@@ -159,6 +160,7 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   std::cout << (replay_ ? "REPLAY of recorded measurements (" + device_.name + ", " + source_ + ")\n"
                         : "tuned on " + source_ + "\n");
   std::cout << "stopped: " << stop_reason_name(result.stop) << "; " << measured_ << (replay_ ? " replayed" : " measured");
+  if (result.beside) std::cout << " (" << result.beside << " of them while the strategy proposed)";
   if (resumed_) std::cout << ", " << resumed_ << " reused from the database";
   if (missing_ + result.not_recorded) std::cout << ", " << missing_ + result.not_recorded << " not in the recorded data";
   if (partial_) std::cout << " (a partial recording: the best is the recorded part's)";
