@@ -122,6 +122,36 @@ TEST_F(Cli, BadInputExitsTwoWithFileLineAndColumn) {
   EXPECT_EQ(ktune("space " + (dir_ / "missing.yaml").string()).status, 2);
 }
 
+// What a new user trips on: a negative count wraps around to a huge one
+// unless refused; a run without a budget says so before it starts; a
+// throughput objective without higher_is_better is minimised, and said so.
+TEST_F(Cli, NegativeCountsAreRefusedAndTheBudgetIsSaidAtTheStart) {
+  for (const char* args : {"compile --sample -3 ", "space --sample -1 ", "tune --max-fevals -5 --simulate x.json "}) {
+    Ran r = ktune(std::string(args) + kVecSpec, true);
+    EXPECT_EQ(r.status, 2) << args << r.out;
+    EXPECT_NE(r.out.find("a count, at least 0"), std::string::npos) << args << r.out;
+  }
+  Ran none = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 0 --strategy brute_force --db " + db_,
+                   true);
+  ASSERT_EQ(none.status, 0) << none.out;
+  EXPECT_NE(none.out.find("budget: NONE"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("all 246 configurations"), std::string::npos) << none.out;
+  Ran some = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 7 --time-limit 5s --db " + db_, true);
+  EXPECT_NE(some.out.find("budget: 7 evaluations or 5.0 s"), std::string::npos) << some.out;
+  // The spec minus its higher_is_better: GB/s is then minimised, with a note at the objective.
+  std::ifstream in(kVecSpec);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("higher_is_better");
+  ASSERT_NE(at, std::string::npos);
+  text.erase(at, text.find('\n', at) - at + 1);
+  const fs::path spec = dir_ / "vector_add.yaml";
+  std::ofstream(spec) << text;
+  fs::copy_file(fs::path(kVecSpec).parent_path() / "vector_add.cu", dir_ / "vector_add.cu");
+  Ran noted = ktune("space " + spec.string(), true);
+  EXPECT_EQ(noted.status, 0) << noted.out;
+  EXPECT_NE(noted.out.find("is minimised (higher_is_better: false"), std::string::npos) << noted.out;
+}
+
 TEST_F(Cli, ReplayTunesFromRecordedH100DataAndSaysSo) {
   Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 40 --seed 3 --db " + db_, true);
   ASSERT_EQ(r.status, 0) << r.out;

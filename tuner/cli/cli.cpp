@@ -2,6 +2,7 @@
 // path and duration options.
 #include "tuner/cli/cli.h"
 
+#include <CLI/CLI.hpp>
 #include <cctype>
 #include <csignal>
 #include <cmath>
@@ -79,6 +80,19 @@ db::ProblemSize problem_size_option(const std::string& text) {
     pos = comma + 1;
   }
   return db::canonical_problem_size(ps);
+}
+
+void refuse_negative_counts(CLI::App& app) {
+  for (CLI::Option* o : app.get_options())
+    if (o->get_type_name() == "UINT")
+      o->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const size_t first = text.find_first_not_of(" \t");
+            if (first != std::string::npos && text[first] == '-') return "a count, at least 0, not " + text;
+            return {};
+          },
+          "", "count"));
+  for (CLI::App* sub : app.get_subcommands({})) refuse_negative_counts(*sub);
 }
 
 double duration_option(const std::string& option, const std::string& text) {

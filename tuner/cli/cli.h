@@ -80,6 +80,11 @@ ResolvedStrategy strategy_option(const std::string& item,
 // measures anyway.
 db::DeviceInfo profile_device_limits(GpuEvaluator& evaluator, db::Store& store, bool again);
 
+// Every option of `app` and its subcommands that takes a count (an
+// unsigned number) refuses a negative value, which would otherwise wrap
+// around to a huge count (`--sample -3` compiling the whole space).
+void refuse_negative_counts(CLI::App& app);
+
 void add_space_command(CLI::App& app, CommandResult& result);
 void add_compile_command(CLI::App& app, CommandResult& result);
 void add_tune_command(CLI::App& app, CommandResult& result);

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   ktune::cli::add_strategies_command(app, result);
   ktune::cli::add_compare_command(app, result);
   ktune::cli::add_report_command(app, result);
+  ktune::cli::refuse_negative_counts(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -246,8 +246,12 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
   sub->add_option("--strategy", o->strategy, std::string("search strategy (default: the spec's, else ") +
                                                  default_strategy_name() + "); see `ktune strategies list`");
-  sub->add_option("--max-fevals", o->max_fevals, "at most N measured configurations");
-  sub->add_option("--time-limit", o->time_limit, "wall-time budget (replay: the predicted wall time, docs/strategies.md), e.g. 90s, 10m");
+  sub->add_option("--max-fevals", o->max_fevals,
+                  "at most N measured configurations (default: the spec's budget, else none; 0: none)");
+  sub->add_option("--time-limit", o->time_limit,
+                  "wall-time budget (replay: the predicted wall time, docs/strategies.md), e.g. 90s, 10m (default: the "
+                  "spec's, else none). With neither budget the run goes on until the strategy is done, for "
+                  "brute_force the whole space; the run says so at its start");
   sub->add_option("--seed", o->seed, "seed for the strategy");
   CLI::Option* one_gpu = sub->add_option("--gpu", o->gpu, "GPU index");
   sub->add_option("--gpus", o->gpus,

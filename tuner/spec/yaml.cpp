@@ -167,7 +167,15 @@ void read_metrics(const Doc& root, Draft& draft) {
     s.objective = need_string(*o, "objective");
     draft.objective_where = o->where;
   }
-  if (const Doc* h = root.find("higher_is_better")) s.higher_is_better = need_bool(*h, "higher_is_better");
+  if (const Doc* h = root.find("higher_is_better")) {
+    s.higher_is_better = need_bool(*h, "higher_is_better");
+  } else if (const Doc* o = root.find("objective"); o && s.objective != "time" && s.objective != "energy") {
+    // Kernel Tuner's default is to minimise: right for a cost, the slowest
+    // first for a throughput (GB/s, TFLOP/s). Said, not guessed from the name.
+    s.notes.push_back(o->where.str() + ": objective '" + s.objective +
+                      "' is minimised (higher_is_better: false, Kernel Tuner's default); for a throughput such as "
+                      "GB/s or TFLOP/s say higher_is_better: true, else higher_is_better: false to silence this note");
+  }
 }
 
 void read_strategy(const Doc& d, Draft& draft) {

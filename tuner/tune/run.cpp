@@ -165,6 +165,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
         reusable[space.key(*c)] = std::move(e);
       }
   start.reusable = reusable.size();
+  start.budget = o.budget;
   start.total = o.budget.max_fevals ? std::min<uint64_t>(o.budget.max_fevals, space.count_valid())
                                     : space.count_valid();
   observer.started(start);

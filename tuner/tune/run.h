@@ -69,6 +69,7 @@ struct RunStart {
   // A replay of a partial recording: recorded valid configurations of the space's valid ones.
   std::optional<std::pair<uint64_t, uint64_t>> partial;
   uint64_t total = 0;                  // configurations the run may visit
+  Budget budget;                       // the run's budget (0: none of that kind)
 };
 
 class RunObserver {

@@ -73,6 +73,18 @@ void TuneReport::started(const tune::RunStart& start) {
         << "the time shown is the wall time they predict\n";
   else if (workers_ > 1)
     out << "ktune: " << workers_ << " workers evaluate configurations side by side\n";
+  // The budget, said before anything is spent: with none, a run can take hours.
+  {
+    const Budget& b = start.budget;
+    out << "ktune: budget: ";
+    if (b.max_fevals) out << b.max_fevals << " evaluations";
+    if (b.max_fevals && b.time_limit_s > 0) out << " or ";
+    if (b.time_limit_s > 0) out << fixed(b.time_limit_s, 1) << " s";
+    if (!b.max_fevals && b.time_limit_s <= 0)
+      out << "NONE: the run goes on until the strategy is done (up to all " << start.total
+          << " configurations); --max-fevals N or --time-limit T to limit it";
+    out << "\n";
+  }
   if (prior_) {
     out << "ktune: prior: " << prior_->describe()
         << " (the first configurations come from its best tenth; --no-prior: without)\n";
@@ -223,6 +235,17 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   for (const auto& p : params) names += (names.empty() ? "" : ",") + p.name;
   std::cout << "\nbest configurations (" << names << "):\n";
   t.print(std::cout);
+  // rank_results orders results within each other's noise by occupancy: say
+  // where that puts a slower-looking row first.
+  std::string swapped;
+  for (size_t i = 1; i < shown; ++i) {
+    const double above = *objective_of(*spec_, *r[i - 1]), here = *objective_of(*spec_, *r[i]);
+    if (spec_->higher_is_better ? here > above : here < above)
+      swapped += (swapped.empty() ? "" : ", ") + std::to_string(i) + " and " + std::to_string(i + 1);
+  }
+  if (!swapped.empty())
+    std::cout << "(rows " << swapped << " differ by less than their measurement noise: the one with the higher "
+              << "theoretical occupancy is ranked first)\n";
 }
 
 void TuneReport::finish_interrupted(std::ostream& err) {
