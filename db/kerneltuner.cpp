@@ -76,7 +76,11 @@ LocatedJson parse_possibly_interrupted(const std::string& text, const std::strin
 [[noreturn]] void refuse(const SourceLocation& where, const std::string& why) { throw Error::bad_input(why, where); }
 
 ProblemSize read_problem_size(const LocatedJson& doc, const Json& j) {
-  if (j.is_null() || (j.is_string() && j.get_ref<const std::string&>() == "callable")) return {};  // unknown
+  // Unknown: "callable", or a string (or list holding one) naming a tunable
+  // parameter, which sets each configuration's grid (Kernel Tuner's
+  // reduction example: "num_blocks").
+  if (j.is_null() || j.is_string()) return {};
+  if (j.is_array() && std::any_of(j.begin(), j.end(), [](const Json& x) { return x.is_string(); })) return {};
   auto extent = [&](const Json& x) -> int64_t {
     if (auto v = extent_value(x)) return *v;
     refuse(doc.where(x).line ? doc.where(x) : doc.where(j),
@@ -88,7 +92,8 @@ ProblemSize read_problem_size(const LocatedJson& doc, const Json& j) {
   } else if (j.is_array()) {
     for (const Json& x : j) ps.push_back(extent(x));
   } else {
-    refuse(doc.where(j), "problem_size must be an int, a list of ints or \"callable\", not " + j.dump());
+    refuse(doc.where(j), "problem_size must be an int, a list of ints, \"callable\" or a parameter's name, not " +
+                             j.dump());
   }
   try {
     return canonical_problem_size(ps);

@@ -136,6 +136,9 @@ TEST(KernelTuner, ProblemSizeAndObjectiveVariants) {
   EXPECT_EQ(parse_kernel_tuner(kt_header("\"problem_size\": [512, 256, 1],", ""), "a").problem_size,
             (ProblemSize{512, 256}));
   EXPECT_TRUE(parse_kernel_tuner(kt_header("\"problem_size\": \"callable\",", ""), "a").problem_size.empty());
+  // A parameter's name (Kernel Tuner's reduction example): it sets each configuration's grid.
+  EXPECT_TRUE(parse_kernel_tuner(kt_header("\"problem_size\": \"num_blocks\",", ""), "a").problem_size.empty());
+  EXPECT_TRUE(parse_kernel_tuner(kt_header("\"problem_size\": [\"num_blocks\", 1],", ""), "a").problem_size.empty());
   EXPECT_TRUE(parse_kernel_tuner(kt_header("", ""), "a").problem_size.empty());
   EXPECT_EQ(parse_kernel_tuner(kt_header("", "\"objective\": \"GFLOP/s\","), "a").objectives,
             std::vector<std::string>{"GFLOP/s"});

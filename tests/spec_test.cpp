@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tuner/spec/spec.h"
+#include "tuner/tune/replay_evaluator.h"
 
 namespace ktune {
 namespace {
@@ -252,6 +253,31 @@ TEST(SpecYaml, GeometryErrorsMakeTheConfigurationInvalid) {
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.launch->grid[0], 32);
   EXPECT_EQ(r.launch->shared_memory, 36);
+}
+
+// Kernel Tuner's reduction example sets problem_size = "num_blocks": the
+// grid of each configuration, not a problem size of the results.
+TEST(SpecYaml, AProblemSizeNamingAParameterSetsTheGridAndIsNoProblemSize) {
+  const std::string text =
+      "kernel: {name: k, source: k.cu}\n"
+      "problem_size: [num_blocks]\n"
+      "grid_div_x: []\n"
+      "tune_params: {block_size_x: [32, 64], num_blocks: [32, 8192]}\n";
+  Spec s = load_spec_text(text, kSpecs + "bad/inline.yaml", Spec::Format::Yaml);
+  EXPECT_TRUE(s.problem_size_tuned);
+  EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(), [](const std::string& n) {
+    return n.find("inline.yaml:2:") != std::string::npos &&
+           n.find("problem_size names the tunable parameter 'num_blocks'") != std::string::npos;
+  })) << ::testing::PrintToString(s.notes);
+  EXPECT_TRUE(spec_problem_size(s).empty());
+  LaunchResult r = s.geometry({Value(64), Value(8192)});
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.launch->grid[0], 8192);
+  // A constant problem size is the series' problem size, as before.
+  Spec fixed = load_spec_text("kernel: {name: k, source: k.cu}\nproblem_size: [4096]\ntune_params: {block_size_x: [32, 64]}\n",
+                              kSpecs + "bad/inline.yaml", Spec::Format::Yaml);
+  EXPECT_FALSE(fixed.problem_size_tuned);
+  EXPECT_EQ(spec_problem_size(fixed), (db::ProblemSize{4096}));
 }
 
 TEST(SpecHash, StableAndSensitiveToWhatMatters) {

@@ -329,6 +329,15 @@ void finish_spec(Draft& d) {
     if (ordered[i].name != d.params[i].name)
       throw Error::failed("internal: the search space reordered the parameters");
   expr::Scope scope = param_scope(d);
+  for (const BoundExpr& e : s.problem_size)
+    for (const std::string& n : e.expression.names())
+      if (!s.problem_size_tuned &&
+          std::any_of(d.params.begin(), d.params.end(), [&](const Parameter& p) { return p.name == n; })) {
+        s.problem_size_tuned = true;
+        s.notes.push_back(e.expression.where().str() + ": problem_size names the tunable parameter '" + n +
+                          "': it sets each configuration's grid, and is no problem size of the results, which are "
+                          "stored under none (as Kernel Tuner stores such a problem_size)");
+      }
   try {
     compile_geometry(s, scope);
   } catch (const Error& e) {

@@ -159,6 +159,10 @@ struct Spec {
   KernelSpec kernel;
   std::vector<std::pair<std::string, Value>> constants;  // in declaration order
   std::vector<BoundExpr> problem_size;                   // 1 to 3
+  // problem_size names a tunable parameter (Kernel Tuner's reduction example:
+  // problem_size = "num_blocks"): it sets the grid of each configuration and
+  // is no problem size of the series; results are stored under none.
+  bool problem_size_tuned = false;
   GridMode grid_mode = GridMode::Divisors;
   std::array<std::vector<BoundExpr>, 3> grid_div;        // Divisors
   std::vector<BoundExpr> grid;                           // Explicit/GlobalSize: 3 entries

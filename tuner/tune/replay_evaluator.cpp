@@ -39,7 +39,7 @@ std::string size_text(const db::ProblemSize& ps) {
 
 db::ProblemSize spec_problem_size(const Spec& spec) {
   const SearchSpace& space = spec.space();
-  if (space.count_valid() == 0) return {};
+  if (space.count_valid() == 0 || spec.problem_size_tuned) return {};
   const LaunchResult geo = spec.geometry(space.values(space.at(0)));
   if (!geo.ok()) return {};
   const Dim3& p = geo.launch->problem_size;
