@@ -152,12 +152,35 @@ TEST_F(Cli, NegativeCountsAreRefusedAndTheBudgetIsSaidAtTheStart) {
   EXPECT_NE(noted.out.find("is minimised (higher_is_better: false"), std::string::npos) << noted.out;
 }
 
+// Kernel Tuner users separate a strategy's options with commas.
+TEST_F(Cli, StrategyOptionsSeparatedByCommasAreRead) {
+  Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData +
+                    " --strategy genetic_algorithm:popsize=4,maxiter=3 --max-fevals 8 --json --db " + db_,
+                true);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string compare = "strategies compare " + kVecSpec + " --simulate " + kVecData +
+                              " --strategies genetic_algorithm:popsize=4,maxiter=3,random_sample --runs 2 --max-fevals 10 --json";
+  Ran c = ktune(compare);
+  ASSERT_EQ(c.status, 0) << c.out;
+  EXPECT_EQ(nlohmann::json::parse(c.out)["strategies"].size(), 2u) << c.out;
+}
+
+TEST_F(Cli, AMisspeltParameterInConfigIsNamed) {
+  Ran r = ktune("compile " + kVecSpec + " --config block_sise_x=64,tile_size_x=2", true);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("unknown parameter 'block_sise_x'; the parameters: block_size_x, items_per_thread"), std::string::npos)
+      << r.out;
+}
+
 TEST_F(Cli, ReplayTunesFromRecordedH100DataAndSaysSo) {
   Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 40 --seed 3 --db " + db_, true);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("REPLAY"), std::string::npos);
   EXPECT_NE(r.out.find("NVIDIA H100"), std::string::npos);
-  EXPECT_NE(r.out.find("time: compiles "), std::string::npos) << r.out;
+  // What a replay reports are recorded times, not compiles made here, and how near the recording's optimum it came.
+  EXPECT_EQ(r.out.find("time: compiles "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recorded times of these configurations: compiles "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("% of the recording's optimum ("), std::string::npos) << r.out;
   Ran best = ktune("best --json --db " + db_);
   ASSERT_EQ(best.status, 0) << best.out;
   auto j = nlohmann::json::parse(best.out);

@@ -280,6 +280,37 @@ TEST(SpecYaml, AProblemSizeNamingAParameterSetsTheGridAndIsNoProblemSize) {
   EXPECT_EQ(spec_problem_size(fixed), (db::ProblemSize{4096}));
 }
 
+// Kernel Tuner's habits in a spec: strategy_options (under strategy or beside
+// it), iterations (noted: ktune samples adaptively), a parameter in an
+// argument's size (refused, saying why).
+TEST(SpecYaml, KernelTunerHabitsAreReadOrExplained) {
+  const std::string base =
+      "kernel: {name: k, source: k.cu}\n"
+      "problem_size: [1024]\n"
+      "constants: {n: 1024}\n"
+      "tune_params: {block_size_x: [32, 64], num_blocks: [1, 2]}\n";
+  Spec s = load_spec_text(base + "strategy: {name: genetic_algorithm, strategy_options: {popsize: 4, max_fevals: 20}}\n"
+                                 "iterations: 32\n",
+                          kSpecs + "bad/inline.yaml", Spec::Format::Yaml);
+  EXPECT_EQ(s.strategy.options.at("popsize"), Value(4));
+  EXPECT_EQ(s.strategy.max_fevals, 20u);
+  EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(),
+                          [](const std::string& n) { return n.find("iterations is not used") != std::string::npos; }));
+  Spec beside = load_spec_text(base + "strategy: genetic_algorithm\nstrategy_options: {popsize: 6, time_limit: 30s}\n",
+                               kSpecs + "bad/inline.yaml", Spec::Format::Yaml);
+  EXPECT_EQ(beside.strategy.options.at("popsize"), Value(6));
+  EXPECT_EQ(beside.strategy.time_limit_s, 30.0);
+  try {
+    load_spec_text(base + "arguments:\n  - {name: out, type: float*, size: max(num_blocks)}\n",
+                   kSpecs + "bad/inline.yaml", Spec::Format::Yaml);
+    ADD_FAILURE() << "a parameter in an argument's size was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("'num_blocks' is a tunable parameter"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("the constants: n"), std::string::npos) << e.what();
+    EXPECT_EQ(e.where().line, 6) << e.what();
+  }
+}
+
 TEST(SpecHash, StableAndSensitiveToWhatMatters) {
   const std::string path = kSpecs + "good/explicit_grid.yaml";
   std::string text = read(path);

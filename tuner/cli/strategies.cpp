@@ -76,9 +76,19 @@ std::vector<StrategyRun> parse_strategies(const std::string& list) {
       if (s.name != "brute_force") out.push_back({s.name, {}, ""});
     return out;
   }
+  // A comma also separates a strategy's options, as Kernel Tuner users write
+  // them (genetic_algorithm:popsize=4,maxiter=3): an item holding '=' but no
+  // ':' belongs to the strategy before it.
+  std::vector<std::string> items;
   std::stringstream ss(list);
   for (std::string item; std::getline(ss, item, ',');) {
     if (item.empty()) continue;
+    if (!items.empty() && item.find('=') != std::string::npos && item.find(':') == std::string::npos)
+      items.back() += ":" + item;
+    else
+      items.push_back(item);
+  }
+  for (const std::string& item : items) {
     ResolvedStrategy r = strategy_option(item);
     out.push_back({r.name, std::move(r.options), item.find(':') != std::string::npos || r.name != item ? item : ""});
   }
@@ -91,8 +101,13 @@ ResolvedStrategy strategy_option(const std::string& item, std::map<std::string, 
   std::stringstream parts(item);
   std::string name, part;
   std::getline(parts, name, ':');
+  // NAME:a=1:b=2, or with commas between the options (Kernel Tuner users' habit).
   std::vector<std::string> settings;
-  while (std::getline(parts, part, ':')) settings.push_back(part);
+  while (std::getline(parts, part, ':')) {
+    std::stringstream each(part);
+    for (std::string setting; std::getline(each, setting, ',');)
+      if (!setting.empty()) settings.push_back(setting);
+  }
   for (auto& [key, value] : parse_constant_overrides(settings)) options[key] = value;
   ResolvedStrategy r = resolve_strategy(name, std::move(options));
   for (const std::string& n : r.notes) std::cerr << "ktune: note: " << n << '\n';

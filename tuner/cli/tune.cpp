@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -96,11 +97,16 @@ std::vector<int> gpu_list(const std::string& text) {
 // on its host) and share the host's CPUs for compiling: each rank's pool gets
 // its part of the host's CPUs (shared_cpus), not all of them: N pools as large
 // as the host would run N compiles per core.
-std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o, const MpiRun& mpi) {
+// A replay's evaluator also gives the recording's best objective (`recorded_best`).
+std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o, const MpiRun& mpi,
+                                                std::optional<double>& recorded_best) {
   if (!o.simulate.empty()) {
     if (o.gpus) throw Error::bad_input("--gpus measures on GPUs; a replay (--simulate) takes --workers N");
     auto replay = std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
     for (const std::string& n : replay->notes()) std::cerr << "ktune: note: " << n << '\n';
+    for (const auto& [key, e] : replay->records())
+      if (const std::optional<double> v = objective_of(spec, e); v && std::isfinite(*v))
+        if (!recorded_best || (spec.higher_is_better ? *v > *recorded_best : *v < *recorded_best)) recorded_best = v;
     if (o.workers && (*o.workers < 1 || *o.workers > 1024))
       throw Error::bad_input("--workers: from 1 to 1024 simulated GPUs");
     if (o.compile_slots && (*o.compile_slots < 1 || *o.compile_slots > 4096))
@@ -165,7 +171,11 @@ int run_tune(const TuneOptions& o) {
     throw Error::bad_input("--energy: milliseconds of back-to-back launches per configuration, 100 to 60000");
   const Spec spec = std::move(loaded);
   if (o.simulate.empty()) spec.require_runnable();  // before the notes: a GPU run needs them
-  if (mpi.serving()) return mpi.serve(spec, [&] { return make_evaluator(spec, o, mpi); });
+  if (mpi.serving())
+    return mpi.serve(spec, [&] {
+      std::optional<double> unused;
+      return make_evaluator(spec, o, mpi, unused);
+    });
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
   for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
@@ -205,8 +215,10 @@ int run_tune(const TuneOptions& o) {
     std::cerr << "ktune: measuring " << from.describe() << '\n';
     ro.listed = from.configs;
   }
-  std::unique_ptr<ConfigEvaluator> evaluator = mpi.evaluator(spec, make_evaluator(spec, o, mpi));
+  std::optional<double> recorded_best;
+  std::unique_ptr<ConfigEvaluator> evaluator = mpi.evaluator(spec, make_evaluator(spec, o, mpi, recorded_best));
   TuneReport report(spec, !o.json);
+  if (recorded_best) report.recorded_optimum(*recorded_best);
   const CatchInterrupt ctrl_c;
   const tune::RunOutcome outcome = tune::run(spec, *evaluator, store, ro, report);
   if (outcome.interrupted) {

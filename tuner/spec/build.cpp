@@ -39,8 +39,26 @@ Value eval_constant(const expr::Expression& e, const Draft& draft) {
   for (; draft.constants_indexed < constants.size(); ++draft.constants_indexed)
     draft.constant_index[constants[draft.constants_indexed].first] = constants[draft.constants_indexed].second;
   ConstantMap named;
-  for (const std::string& n : e.names())
-    if (auto it = draft.constant_index.find(n); it != draft.constant_index.end()) named.emplace(n, it->second);
+  for (const std::string& n : e.names()) {
+    if (auto it = draft.constant_index.find(n); it != draft.constant_index.end()) {
+      named.emplace(n, it->second);
+      continue;
+    }
+    // A value fixed for the whole run (an argument's size, a fill) can use
+    // constants only: say which names those are, and why a parameter is none.
+    const size_t at = e.text().find(n);
+    const SourceLocation where = at == std::string::npos ? e.where() : e.where().at_column(int(at));
+    const bool tuned = std::any_of(draft.params.begin(), draft.params.end(), [&](const Parameter& p) { return p.name == n; });
+    std::string listed;
+    for (const auto& [name, value] : constants) listed += (listed.empty() ? "" : ", ") + name;
+    throw Error::bad_input(
+        "'" + n + "' " +
+            (tuned ? "is a tunable parameter, and this value is the same for every configuration: write it with "
+                     "constants (e.g. the largest value of '" + n + "')"
+                   : "is no constant") +
+            (listed.empty() ? "; the spec defines no constants" : "; the constants: " + listed),
+        where);
+  }
   return e.evaluate(named);
 }
 

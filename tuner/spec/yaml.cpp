@@ -178,6 +178,24 @@ void read_metrics(const Doc& root, Draft& draft) {
   }
 }
 
+// Kernel Tuner's tune_kernel(strategy_options={...}), under `strategy` or
+// beside it: the named strategy's options, its max_fevals and time_limit the budget.
+void read_strategy_options(const Doc& d, StrategySpec& st) {
+  need_map(d, "strategy_options");
+  if (st.name.empty()) fail(d.where, "strategy_options are a named strategy's options: name it (strategy: NAME)");
+  for (const auto& o : d.members) {
+    if (o.key == "max_fevals") {
+      const int64_t n = need_int(o.value, "strategy_options.max_fevals");
+      if (n < 1) fail(o.value.where, "strategy_options.max_fevals must be at least 1");
+      st.max_fevals = uint64_t(n);
+    } else if (o.key == "time_limit") {
+      st.time_limit_s = need_duration(o.value, "strategy_options.time_limit");
+    } else {
+      st.options[o.key] = doc_to_value(o.value, "strategy_options." + o.key);
+    }
+  }
+}
+
 void read_strategy(const Doc& d, Draft& draft) {
   StrategySpec& st = draft.spec.strategy;
   st.where = d.where;
@@ -200,6 +218,8 @@ void read_strategy(const Doc& d, Draft& draft) {
       int64_t n = need_int(m.value, "strategy.seed");
       if (n < 0) fail(m.value.where, "strategy.seed must not be negative");
       st.seed = uint64_t(n);
+    } else if (m.key == "strategy_options" && m.value.is_map()) {
+      read_strategy_options(m.value, st);
     } else {
       // Options belong to one strategy: without its name they would silently
       // change meaning when the default does.
@@ -215,7 +235,7 @@ void read_yaml_spec(const Doc& root, Draft& draft) {
   check_keys(root,
              {"kernel", "constants", "problem_size", "grid_div_x", "grid_div_y", "grid_div_z", "grid",
               "block_size_names", "shared_memory", "tune_params", "restrictions", "arguments", "verify", "metrics",
-              "objective", "higher_is_better", "strategy"},
+              "objective", "higher_is_better", "strategy", "strategy_options", "iterations"},
              "the spec");
   read_kernel(required(root, "kernel", "the spec"), draft);
   if (const Doc* c = root.find("constants")) read_constants(*c, draft);
@@ -226,6 +246,15 @@ void read_yaml_spec(const Doc& root, Draft& draft) {
   if (const Doc* v = root.find("verify")) read_yaml_verify(*v, draft);
   read_metrics(root, draft);
   if (const Doc* s = root.find("strategy")) read_strategy(*s, draft);
+  if (const Doc* o = root.find("strategy_options")) read_strategy_options(*o, draft.spec.strategy);
+  // Kernel Tuner's fixed number of timed runs; ktune samples adaptively.
+  if (const Doc* i = root.find("iterations")) {
+    need_int(*i, "iterations");
+    draft.spec.notes.push_back(i->where.str() +
+                               ": iterations is not used: ktune times each configuration until its samples agree "
+                               "(at least 10, until their spread is under 2% or 200 ms of GPU time, the slow ones "
+                               "stopped early by racing; docs/commands.md, Measurement)");
+  }
 }
 
 }  // namespace ktune::spec_detail

@@ -1,5 +1,6 @@
 #include "tuner/tune/kernel_build.h"
 
+#include <algorithm>
 #include <map>
 
 #include "ktune/error.h"
@@ -65,6 +66,14 @@ std::vector<Value> parse_config_option(const Spec& spec, const std::string& text
     if (eq == std::string::npos) throw Error::bad_input("--config: expected name=value, got '" + item + "'");
     given[trim(item.substr(0, eq))] = trim(item.substr(eq + 1));
   }
+  // A name that is no parameter first: a misspelt one is what is wrong, not
+  // the parameter it leaves without a value.
+  for (const auto& [name, value] : given) {
+    if (std::any_of(params.begin(), params.end(), [&](const Parameter& p) { return p.name == name; })) continue;
+    std::string listed;
+    for (const Parameter& p : params) listed += (listed.empty() ? "" : ", ") + p.name;
+    throw Error::bad_input("--config: unknown parameter '" + name + "'; the parameters: " + listed);
+  }
   std::vector<Value> values;
   for (const Parameter& p : params) {
     auto it = given.find(p.name);
@@ -80,7 +89,6 @@ std::vector<Value> parse_config_option(const Spec& spec, const std::string& text
     values.push_back(*match);
     given.erase(it);
   }
-  if (!given.empty()) throw Error::bad_input("--config: unknown parameter '" + given.begin()->first + "'");
   return values;
 }
 

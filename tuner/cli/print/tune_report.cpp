@@ -124,6 +124,12 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
                    {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_},
                    {"prior", cli::Json()}};
     if (partial_) j["partial_recording"] = {{"recorded", partial_->first}, {"valid", partial_->second}};
+    if (recorded_optimum_ && !r.empty()) {
+      const double best = *objective_of(*spec_, *r[0]);
+      j["recorded_optimum"] = *recorded_optimum_;
+      if (best > 0 && *recorded_optimum_ > 0)
+        j["fraction_of_recorded_optimum"] = share_of_best(*spec_, best, *recorded_optimum_);
+    }
     j["workers"] = workers_;
     j["time_split"] = {{"compile_s", split_.compile / 1000}, {"compiled", split_.compiled}, {"gpu_s", split_.gpu() / 1000},
                        {"load_s", split_.load / 1000},       {"verify_s", split_.verify / 1000},
@@ -177,15 +183,32 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   if (missing_ + result.not_recorded) std::cout << ", " << missing_ + result.not_recorded << " not in the recorded data";
   if (partial_) std::cout << " (a partial recording: the best is the recorded part's)";
   std::cout << "; " << (replay_ ? "recorded tuning time " : "elapsed ") << fixed(result.elapsed_s, 1) << " s\n";
+  if (recorded_optimum_ && !r.empty()) {
+    const double best = *objective_of(*spec_, *r[0]);
+    std::cout << "best: " << fixed(best, 4) << (spec_->objective == "time" ? " ms" : " " + spec_->objective);
+    if (best > 0 && *recorded_optimum_ > 0)
+      std::cout << ", " << fixed(100 * share_of_best(*spec_, best, *recorded_optimum_), 1)
+                << "% of the recording's optimum (" << fixed(*recorded_optimum_, 4) << ")";
+    std::cout << '\n';
+  }
   if (measured_) {
     // Compiles run in parallel with the GPU, so the two may add up to more
     // than the elapsed time; a run whose compiles far exceed the GPU's
-    // (times the compile workers) waits for its compiler.
-    std::cout << "time: compiles " << fixed(split_.compile / 1000, 1) << " s (" << split_.compiled
-              << " through the compile workers, the rest from the cubin cache), GPU " << fixed(split_.gpu() / 1000, 1)
-              << " s (load " << fixed(split_.load / 1000, 1) << ", verify " << fixed(split_.verify / 1000, 1)
-              << ", measure " << fixed(split_.measure / 1000, 1) << "), framework "
-              << fixed(split_.framework / 1000, 1) << " s; " << split_.stopped_early << " stopped early by racing\n";
+    // (times the compile workers) waits for its compiler. A replay compiled
+    // nothing: its times are the recording's.
+    if (replay_) {
+      std::cout << "recorded times of these configurations: compiles " << fixed(split_.compile / 1000, 1) << " s, GPU "
+                << fixed(split_.gpu() / 1000, 1) << " s (load " << fixed(split_.load / 1000, 1) << ", verify "
+                << fixed(split_.verify / 1000, 1) << ", measure " << fixed(split_.measure / 1000, 1) << "), framework "
+                << fixed(split_.framework / 1000, 1) << " s; nothing was compiled or run here\n";
+    } else {
+      std::cout << "time: compiles " << fixed(split_.compile / 1000, 1) << " s (" << split_.compiled
+                << " through the compile workers, the rest from the cubin cache), GPU "
+                << fixed(split_.gpu() / 1000, 1) << " s (load " << fixed(split_.load / 1000, 1) << ", verify "
+                << fixed(split_.verify / 1000, 1) << ", measure " << fixed(split_.measure / 1000, 1)
+                << "), framework " << fixed(split_.framework / 1000, 1) << " s; " << split_.stopped_early
+                << " stopped early by racing\n";
+    }
   }
   if (pool_) {
     const double wall = pool_->wall_s + pool_->between_s;

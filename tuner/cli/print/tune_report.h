@@ -36,6 +36,9 @@ class TuneReport : public tune::RunObserver {
   void remeasured(const Measured& m) override;  // the table then shows both times
   // A PoolEvaluator's account of its workers, before finish().
   void pool(const PoolStats& stats) { pool_ = stats; }
+  // A replay: the best objective of the whole recording, which the summary
+  // sets the run's best against.
+  void recorded_optimum(double best) { recorded_optimum_ = best; }
   void finish(const RunResult& r, bool json, int top, int64_t run_id);
   void finish_interrupted(std::ostream& err);
   bool any_ok() const { return ok_ > 0; }
@@ -57,6 +60,7 @@ class TuneReport : public tune::RunObserver {
   std::optional<std::pair<uint64_t, uint64_t>> partial_;
   size_t workers_ = 1;
   std::optional<PoolStats> pool_;
+  std::optional<double> recorded_optimum_;
   std::unique_ptr<Progress> bar_;
   // Where this run's evaluations spent their time, ms (reused ones left
   // out): NVRTC in the compile workers (cache hits cost nothing) against the
