@@ -449,6 +449,31 @@ TEST_F(Cli, CompileWorksWithoutAGpu) {
   EXPECT_GT(j["configurations"][0]["registers"].get<int>(), 0);
 }
 
+// docs/from-kernel-tuner.md: Kernel Tuner's reduction and stencil examples,
+// translated, load with the spaces Kernel Tuner's scripts define and compile offline.
+TEST_F(Cli, KernelTunerExamplesTranslateAndCompile) {
+  const std::string dir = kRoot + "/examples/from-kernel-tuner/";
+  struct Example {
+    const char* name;
+    int valid;
+  };
+  for (const Example& e : {Example{"reduction", 2376}, Example{"stencil", 31}}) {
+    const std::string name = e.name;
+    Ran space = ktune("space " + dir + name + ".yaml --json", true);
+    ASSERT_EQ(space.status, 0) << space.out;
+    const std::string json = space.out.substr(space.out.find('{'));
+    EXPECT_EQ(nlohmann::json::parse(json)["valid"].get<int>(), e.valid) << name;
+    if (name == "reduction") {
+      EXPECT_NE(space.out.find("problem_size names the tunable parameter 'num_blocks'"), std::string::npos) << space.out;
+    }
+    Ran r = ktune("compile " + dir + name + ".yaml --arch sm_90 --sample 4 --json");
+    ASSERT_EQ(r.status, 0) << name << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["configurations"].size(), 4u) << name;
+    for (const auto& c : j["configurations"]) EXPECT_EQ(c["status"], "ok") << name << " " << c.dump();
+  }
+}
+
 // A template written for sm_90a (kernel.archs) compiles for it when sm_90 is
 // asked for, and --arch sm_80 is bad input naming what it is written for.
 TEST_F(Cli, CompileHonoursKernelArchs) {
