@@ -23,7 +23,10 @@ const std::vector<StrategyDef>& defs() {
   return all;
 }
 
-std::string format_number(double x) { return Value(x).str(); }
+// An integer option's bounds print as integers (2 to 10000, not 2.0 to 10000.0).
+std::string format_number(double x, bool integer) {
+  return integer && std::abs(x) < 9e15 ? Value(static_cast<int64_t>(x)).str() : Value(x).str();
+}
 
 std::string describe(const OptionSpec& o) {
   std::ostringstream s;
@@ -33,8 +36,9 @@ std::string describe(const OptionSpec& o) {
     for (const std::string& c : o.choices) s << ' ' << c;
     s << ")";
   } else if (o.kind != OptionKind::Bool && (std::isfinite(o.min) || std::isfinite(o.max))) {
-    s << " (" << (std::isfinite(o.min) ? format_number(o.min) : "-inf") << " to "
-      << (std::isfinite(o.max) ? format_number(o.max) : "inf") << ")";
+    const bool integer = o.kind == OptionKind::Int;
+    s << " (" << (std::isfinite(o.min) ? format_number(o.min, integer) : "-inf") << " to "
+      << (std::isfinite(o.max) ? format_number(o.max, integer) : "inf") << ")";
   }
   s << "; default " << o.default_value.str();
   return s.str();

@@ -472,7 +472,7 @@ void add_compare_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
   sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
   sub->add_option("--kernel", o->kernel, "kernel name (default: the spec's, else the database's only kernel)");
-  sub->add_option("--devices", o->devices,
+  sub->add_option("--devices,--device", o->devices,
                   "devices to compare, in this order: names or parts of names, comma-separated (default: all)");
   sub->add_option("--problem-size", o->problem_size, "problem size, e.g. 4096 or 4096,4096");
   sub->add_option("--arch", o->arch,

@@ -3,7 +3,13 @@
 // (C++ header, ktune JSON, Kernel Launcher wisdom; db/export/deploy.h).
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
+#include <string>
 
 #include "db/export/deploy.h"
 #include "db/interchange.h"
@@ -54,21 +60,56 @@ int run_import(const ImportOptions& o) {
 }
 
 // Best configurations of every matching kernel, for deployment.
-int run_deploy_export(const ExportOptions& o, db::DeployFormat format, db::Store& store, const db::Filter& f) {
+int run_deploy_export(const ExportOptions& o, db::DeployFormat format, db::Store& store, const db::Filter& f,
+                      const std::string& path, std::ostream& say) {
   db::DeployOptions dopt;
   dopt.header_namespace = o.header_namespace;
   dopt.kernel_tuner_defines = o.kernel_tuner_defines;
-  const db::DeploySummary s = db::export_deploy(store, f, format, o.output, dopt);
+  const db::DeploySummary s = db::export_deploy(store, f, format, path, dopt);
   if (o.json) {
-    std::cout << Json{{"path", o.output}, {"format", o.format}, {"kernels", s.kernels}, {"entries", s.entries},
-                      {"files", s.files}}.dump(2)
-              << '\n';
+    say << Json{{"path", o.output}, {"format", o.format}, {"kernels", s.kernels}, {"entries", s.entries},
+                {"files", s.files}}.dump(2)
+        << '\n';
   } else {
-    std::cout << "wrote the best of " << s.kernels << " kernel(s), " << s.entries << " device/problem-size entries, to "
-              << o.output << " (" << o.format << ")\n";
+    say << "wrote the best of " << s.kernels << " kernel(s), " << s.entries << " device/problem-size entries ("
+        << o.format << ")\n";
   }
   return 0;
 }
+
+// `-o -`: the file is written to a temporary path and copied to standard
+// output, and what would be said about it goes to standard error.
+class ToStdout {
+ public:
+  explicit ToStdout(const std::string& output) : on_(output == "-") {
+    if (!on_) return;
+    path_ = std::filesystem::temp_directory_path() / ("ktune-export-" + std::to_string(::getpid()));
+  }
+  ~ToStdout() {
+    std::error_code ec;
+    if (on_) std::filesystem::remove(path_, ec);
+  }
+  std::string path(const std::string& output) const { return on_ ? path_.string() : output; }
+  std::ostream& say() const { return on_ ? std::cerr : std::cout; }
+  // Read and removed before it is written out: a reader that closes the
+  // pipe early (`| head`) then leaves no file behind.
+  void copy() const {
+    if (!on_) return;
+    std::string text;
+    {
+      std::ifstream in(path_, std::ios::binary);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+    std::cout << text;
+    std::cout.flush();
+  }
+
+ private:
+  bool on_;
+  std::filesystem::path path_;
+};
 
 int run_export(const ExportOptions& o) {
   const auto deploy = db::deploy_format_from_string(o.format);
@@ -92,15 +133,24 @@ int run_export(const ExportOptions& o) {
       throw Error::bad_input("the matching results were all stored by replays (tune --simulate), which are not "
                              "measurements and are not exported; --include-replays exports them, marked");
   }
-  if (deploy) return run_deploy_export(o, *deploy, store, f);
+  if (o.output == "-" && o.format == "wisdom")
+    throw Error::bad_input("-o -: wisdom is a directory of files, not one stream; name a directory");
+  const ToStdout to(o.output);
+  if (deploy) {
+    const int status = run_deploy_export(o, *deploy, store, f, to.path(o.output), to.say());
+    to.copy();
+    return status;
+  }
   store.require_known(f);
-  const size_t n = db::export_file(store, f, *fmt, o.output);
+  const size_t n = db::export_file(store, f, *fmt, to.path(o.output));
   if (n == 0) {
     std::cerr << "ktune: no results to export for the given kernel/device\n";
     return 1;
   }
-  if (o.json) std::cout << Json{{"path", o.output}, {"format", o.format}, {"evaluations", n}}.dump(2) << '\n';
-  else std::cout << "wrote " << n << " evaluations to " << o.output << " (" << o.format << ")\n";
+  to.copy();
+  if (o.json) to.say() << Json{{"path", o.output}, {"format", o.format}, {"evaluations", n}}.dump(2) << '\n';
+  else to.say() << "wrote " << n << " evaluations to " << (o.output == "-" ? "standard output" : o.output) << " ("
+                << o.format << ")\n";
   return 0;
 }
 
@@ -119,7 +169,7 @@ void add_interop_commands(CLI::App& app, CommandResult& result) {
   auto e = std::make_shared<ExportOptions>();
   CLI::App* exp = app.add_subcommand("export", "Export results (Kernel Tuner cache, T4) or the best configurations (C++ header, JSON, wisdom)");
   exp->add_option("--format", e->format, "kernel-tuner, t4, header, json or wisdom")->required();
-  exp->add_option("-o,--output", e->output, "output file (for wisdom: a directory)")->required();
+  exp->add_option("-o,--output", e->output, "output file (for wisdom: a directory); - : standard output")->required();
   exp->add_option("--namespace", e->header_namespace, "header: the enclosing namespace (default ktune_tuned)");
   exp->add_flag("--kernel-tuner-defines", e->kernel_tuner_defines,
                 "header: also write Kernel Tuner's #if defined(TARGET_<device>) #define blocks");

@@ -72,7 +72,7 @@ void add_report_command(CLI::App& app, CommandResult& result) {
   sub->add_option("-o,--output", o->output, "the HTML file to write")->required();
   sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
   sub->add_option("--kernel", o->kernel, "only this kernel (default: every kernel)");
-  sub->add_option("--devices", o->devices, "only these devices (names or parts of names, comma-separated)");
+  sub->add_option("--devices,--device", o->devices, "only these devices (names or parts of names, comma-separated)");
   sub->add_option("--problem-size", o->problem_size, "only this problem size, e.g. 4096 or 4096,4096");
   sub->add_option("--top", o->top, "fastest configurations listed per device")->capture_default_str();
   sub->add_flag("--include-replays", o->include_replays,

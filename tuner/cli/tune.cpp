@@ -296,10 +296,12 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
                 "sample every configuration fully (default: one whose first 3 samples all lie over 1.2 x the best "
                 "median so far stops sampling, stored as stopped_early)");
   sub->add_option("--energy", o->energy_ms,
-                  "measure each configuration's energy per launch (NVML) over about MS ms of back-to-back launches "
-                  "(on, 1000, where the objective is energy or a metric uses energy_j)")
+                  "also measure each configuration's energy per launch (NVML) over about MS ms of back-to-back "
+                  "launches; --energy alone: 1000 ms (off by default; on without the option where the objective is "
+                  "energy or a metric uses energy_j)")
       ->expected(0, 1)
-      ->default_str("1000");
+      ->default_str("1000")
+      ->type_name("[MS]");
   sub->add_option("--objective", o->objective,
                   "rank by this instead of the spec's objective: time, energy (J per launch, measured with --energy) "
                   "or a metric of the spec");
