@@ -115,8 +115,10 @@ RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const La
     std::vector<std::pair<Config, ReplayCost>> batch;
     for (const Config& c : configs) {
       auto it = table.find(c);
-      batch.emplace_back(c, it == table.end() ? ReplayCost{0, l.mean_cost}
-                                              : ReplayCost{it->second.compile_s, it->second.cost_s - it->second.compile_s});
+      batch.emplace_back(c, it == table.end()
+                                ? ReplayCost{0, l.mean_cost, {}}
+                                : ReplayCost{it->second.compile_s, it->second.cost_s - it->second.compile_s,
+                                             it->second.sampling});
     }
     return batch;
   };

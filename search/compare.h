@@ -46,6 +46,7 @@ struct TableEntry {
   std::optional<double> objective;  // nullopt: the configuration failed
   double cost_s = 0;                // recorded time to evaluate it
   double compile_s = 0;             // the part of cost_s that compiled it (what a features request costs)
+  RecordedSampling sampling{};      // what racing needs (ClockOptions::racing)
 };
 // The recorded configurations of the space. Where it holds fewer than the
 // space's valid configurations (an interrupted recording), the comparison is

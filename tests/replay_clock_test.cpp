@@ -129,6 +129,23 @@ TEST(ReplayClock, AShortListStopsWaitingAtTheDeadline) {
   EXPECT_DOUBLE_EQ(clock.now(), 2.0);
 }
 
+TEST(ReplayClock, RacingCutsTheSamplingOfWhatIsFarBehindTheBest) {
+  // 10 samples recorded over 1 s of a 1.2 s GPU time.
+  ReplayCost slow{0.0, 1.2, {3.0, 1.0, 10, false}};
+  EXPECT_DOUBLE_EQ(raced_gpu_s(slow, 0.0), 1.2);   // no best yet
+  EXPECT_DOUBLE_EQ(raced_gpu_s(slow, 1.0), 0.3);   // 3 x the best: one sample of ten
+  EXPECT_DOUBLE_EQ(raced_gpu_s(slow, 2.4), 0.5);   // 1.25 x: three samples
+  EXPECT_DOUBLE_EQ(raced_gpu_s(slow, 2.9), 1.2);   // near the best: every sample
+  slow.sampling.raced = true;                      // the recording raced it already
+  EXPECT_DOUBLE_EQ(raced_gpu_s(slow, 1.0), 1.2);
+  // On the clock: the best reported so far is what a later configuration races against.
+  ReplayClock clock({1, 1, false, true});
+  std::vector<std::pair<Config, ReplayCost>> batch = {{Config{0}, {0.0, 1.0, {1.0, 1.0, 10, false}}},
+                                                      {Config{1}, {0.0, 1.0, {5.0, 1.0, 10, false}}}};
+  EXPECT_EQ(run_batch(clock, {batch[0]}), (std::vector<double>{1.0}));
+  EXPECT_EQ(run_batch(clock, {batch[1]}), (std::vector<double>{1.1}));  // 5 x the best: one sample
+}
+
 TEST(ReplayClock, SeveralGpusShareTheBatch) {
   ReplayClock clock({8, 2, false});
   EXPECT_EQ(run_batch(clock, batch_of({0, 1, 2, 3}, {0.0, 1.0})), (std::vector<double>{1.0, 1.0, 2.0, 2.0}));

@@ -5,6 +5,17 @@
 
 namespace ktune {
 
+double raced_gpu_s(const ReplayCost& cost, double best_ms) {
+  const RecordedSampling& r = cost.sampling;
+  const double gpu_s = std::max(cost.gpu_s, 0.0);
+  if (r.raced || best_ms <= 0 || r.time_ms <= 0 || r.samples <= 1 || r.sampling_s <= 0) return gpu_s;
+  // GpuEvaluatorOptions' rules: one sample above 1.5 x, three above 1.2 x.
+  const int kept = r.time_ms > 1.5 * best_ms ? 1 : r.time_ms > 1.2 * best_ms ? 3 : r.samples;
+  if (kept >= r.samples) return gpu_s;
+  const double saved = std::min(r.sampling_s, gpu_s) * (1.0 - double(kept) / double(r.samples));
+  return gpu_s - saved;
+}
+
 ReplayClock::ReplayClock(ClockOptions options)
     : options_(options),
       slot_free_(std::max<size_t>(options.compile_slots, 1), 0.0),
@@ -80,18 +91,27 @@ std::vector<ReplayClock::Finish> ReplayClock::measure(std::span<const std::pair<
   std::vector<Finish> out;
   for (size_t i : order) {
     auto gpu = std::min_element(gpu_free_.begin(), gpu_free_.end());
-    const double gpu_s = std::max(batch[i].second.gpu_s, 0.0);
+    const double gpu_s = gpu_cost(batch[i].second);
     *gpu = std::max({*gpu, ready[i], now_}) + gpu_s;
-    out.push_back({i, *gpu, gpu_s});
+    out.push_back({i, *gpu, gpu_s, batch[i].second.sampling.time_ms});
   }
   std::stable_sort(out.begin(), out.end(), [](const Finish& a, const Finish& b) { return a.at < b.at; });
   mark();
   return out;
 }
 
+double ReplayClock::gpu_cost(const ReplayCost& cost) const {
+  return options_.racing ? raced_gpu_s(cost, best_ms_) : std::max(cost.gpu_s, 0.0);
+}
+
+void ReplayClock::count(const Finish& f) {
+  gpu_busy_s_ += f.gpu_s;
+  if (f.time_ms > 0 && (best_ms_ <= 0 || f.time_ms < best_ms_)) best_ms_ = f.time_ms;
+}
+
 void ReplayClock::reached(const Finish& f) {
   now_ = std::max(now_, f.at);
-  gpu_busy_s_ += f.gpu_s;
+  count(f);
   mark();
 }
 
@@ -125,9 +145,9 @@ void ReplayClock::fill(std::span<const std::pair<Config, ReplayCost>> spare, dou
     auto gpu = std::min_element(gpu_free_.begin(), gpu_free_.end());
     const double start = std::max({*gpu, ready, from});
     if (start >= until) continue;
-    const double gpu_s = std::max(spare[i].second.gpu_s, 0.0);
+    const double gpu_s = gpu_cost(spare[i].second);
     *gpu = start + gpu_s;
-    out.push_back({i, *gpu, gpu_s});
+    out.push_back({i, *gpu, gpu_s, spare[i].second.sampling.time_ms});
   }
   // Each result is reported at its own time, which lies before now: the
   // clock goes back to it while it is reported (the trace's time, the time
@@ -138,7 +158,7 @@ void ReplayClock::fill(std::span<const std::pair<Config, ReplayCost>> spare, dou
   for (const Finish& f : out) {
     if (stop && f.at - f.gpu_s >= *stop) continue;
     now_ = f.at;
-    gpu_busy_s_ += f.gpu_s;
+    count(f);
     last = std::max(last, f.at);
     mark();
     if (!report(f) && !stop) stop = f.at;

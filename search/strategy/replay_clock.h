@@ -44,18 +44,38 @@
 
 namespace ktune {
 
+// What racing needs of a recorded measurement: the sampling a live run
+// could cut short.
+struct RecordedSampling {
+  double time_ms = 0;     // the recorded time (0: failed; nothing to race)
+  double sampling_s = 0;  // of the GPU's time, the timed samples'
+  int samples = 0;
+  bool raced = false;     // the recording stopped its sampling early already
+};
+
 // What evaluating a configuration costs, as recorded: its compile and the
 // rest, which a GPU spends.
 struct ReplayCost {
   double compile_s = 0;
   double gpu_s = 0;
+  RecordedSampling sampling{};
 };
 
 struct ClockOptions {
   size_t compile_slots = 1;  // compile processes (a live run's: the usable CPUs)
   size_t gpus = 1;
   bool strategy_time = true;  // add the real time spent outside the clock
+  // Play racing out (a live run's default, GpuEvaluatorOptions): a recorded
+  // configuration not stopped early whose time lies above 1.5 x the best
+  // time reported so far samples once, above 1.2 x three times, so its
+  // sampling costs that share of what the recording spent on it. A
+  // recording made without racing otherwise predicts the GPU too busy.
+  bool racing = false;
 };
+
+// The GPU time of `cost` on a run that races, with `best_ms` the best time so
+// far (0: none yet).
+double raced_gpu_s(const ReplayCost& cost, double best_ms);
 
 class ReplayClock {
  public:
@@ -76,6 +96,7 @@ class ReplayClock {
     size_t index = 0;  // into the batch
     double at = 0;     // virtual time its result is known
     double gpu_s = 0;
+    double time_ms = 0;  // its recorded time (racing's best so far)
   };
   // Schedules a batch: compiles, then GPUs. Its results in the order they
   // finish; report each with reached() before looking at now().
@@ -107,6 +128,10 @@ class ReplayClock {
   double compile(const Config& c, double seconds, double from);
   // Starts what waits ahead on every slot that frees up before `t`.
   void advance(double t);
+  // What the GPU spends on `cost` now (racing against best_ms_).
+  double gpu_cost(const ReplayCost& cost) const;
+  // A finish is reported: the GPU's time is spent and its time is known.
+  void count(const Finish& f);
   // The results of finishes scheduled on the GPUs, in the order they
   // finish, as play() reports them.
   void report_in_order(std::vector<Finish> finishes, const std::function<bool(const Finish&)>& report);
@@ -119,6 +144,7 @@ class ReplayClock {
   double waiting_from_ = 0;                        // when it was given
   std::chrono::steady_clock::time_point mark_;
   double gpu_busy_s_ = 0, compile_s_ = 0, strategy_s_ = 0;
+  double best_ms_ = 0;  // the best recorded time reported so far (racing)
   size_t compiles_ = 0;
 };
 

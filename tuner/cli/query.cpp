@@ -283,7 +283,7 @@ void add_query_commands(CLI::App& app, CommandResult& result) {
   res->add_option("--config", r->config, "only configurations with these values, e.g. block_size_x=256,tile=2");
   res->add_option("--status", r->status, "ok, invalid, compile_error, runtime_error, timeout, wrong_result");
   res->add_option("--sort", r->sort, "time (fastest first), newest or id")->capture_default_str();
-  res->add_option("--limit", r->limit, "at most N rows");
+  res->add_option("--limit", r->limit, "at most N rows")->check(CLI::NonNegativeNumber);
   res->add_flag("--samples", r->samples, "include raw samples in --json");
   res->callback([r, &result] { result.exit_status = run_results(*r); });
 }

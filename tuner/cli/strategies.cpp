@@ -126,8 +126,10 @@ ExhaustiveTable table_of(const Spec& spec, const ReplayEvaluator& replay) {
     if (!c) continue;
     TableEntry t;
     t.objective = objective_of(spec, e);
-    t.cost_s = ReplayEvaluator::recorded_cost_s(e);
-    t.compile_s = ReplayEvaluator::recorded_compile_s(e);
+    const ReplayCost cost = ReplayEvaluator::recorded_cost(e);
+    t.cost_s = cost.compile_s + cost.gpu_s;
+    t.compile_s = cost.compile_s;
+    t.sampling = cost.sampling;
     table[*c] = t;
   }
   return table;
@@ -153,7 +155,7 @@ CompareOptions base_options(const CompareCliOptions& o, const Spec& spec, Replay
     throw Error::bad_input("--compile-slots: from 1 to 4096 simulated compile processes");
   // The live run the time stands for: this host's compile processes, one
   // GPU, the strategies' own time as they take it here.
-  co.clock = ClockOptions{o.compile_slots.value_or(usable_cpus()), 1, true};
+  co.clock = ClockOptions{o.compile_slots.value_or(usable_cpus()), 1, true, true};
   co.spares = !o.no_spares;
   // As `ktune tune --simulate` gives them: the strategies see what the tuner would.
   co.features = [&replay](std::span<const Config> cs) { return replay.features(cs); };

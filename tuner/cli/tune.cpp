@@ -114,6 +114,7 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
     ClockOptions clock;
     clock.gpus = o.workers.value_or(1);
     clock.compile_slots = o.compile_slots.value_or(usable_cpus());
+    clock.racing = !o.no_racing;  // as a live run samples
     return std::make_unique<PoolEvaluator>(std::move(replay), clock);
   }
   if (o.workers) throw Error::bad_input("--workers simulates GPUs in a replay (--simulate); on GPUs use --gpus");
@@ -315,7 +316,8 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
                   "a configuration whose compile takes longer fails (compile_error) and the run goes on (default 300s)");
   sub->add_option("--batch", o->batch, "configurations per strategy proposal (default: 64 for brute_force and random_sample, per worker with --gpus or --workers; else 8; the same in replay)");
   sub->add_option("--top", o->top, "rows in the final table; with --configs-from, also how many configurations")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--configs-from", o->configs_from,
                   "measure the --top fastest configurations DEVICE (any part of its name) recorded in the database "
                   "for this kernel and problem size, instead of searching (then `ktune compare`)");

@@ -259,10 +259,12 @@ PoolEvaluator::Replayed PoolEvaluator::replayed(std::span<const std::vector<Valu
       return true;
     });
     if (r.answers.size() != i + 1) throw Error::failed("internal: a replay gave no answer for a configuration");
-    const double compile = ReplayEvaluator::recorded_compile_s(r.answers.back().eval);
-    const double cost = std::max(r.answers.back().cost_s, 0.0);
+    // The replay's answer says what it cost (Measured::cost_s); the recording what of it compiled and sampled.
+    const Measured& m = r.answers.back();
+    const double cost = std::max(m.cost_s, 0.0);
+    const double compile = std::min(ReplayEvaluator::recorded_compile_s(m.eval), cost);
     r.costs.emplace_back(replay_member_->space().config_of(configs[i]).value_or(Config{}),
-                         ReplayCost{std::min(compile, cost), cost - std::min(compile, cost)});
+                         ReplayCost{compile, cost - compile, ReplayEvaluator::recorded_cost(m.eval).sampling});
   }
   return r;
 }

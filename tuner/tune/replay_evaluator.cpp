@@ -59,6 +59,28 @@ double ReplayEvaluator::recorded_cost_s(const db::Evaluation& e) {
   return ms / 1000.0;
 }
 
+namespace {
+
+RecordedSampling recorded_sampling(const db::Evaluation& e) {
+  RecordedSampling r;
+  if (e.status != db::Status::Ok || !e.time_ms) return r;
+  r.time_ms = *e.time_ms;
+  r.samples = int(e.sample_count > 0 ? e.sample_count : int64_t(e.samples.size()));
+  double sampled = 0;
+  for (double x : e.samples) sampled += x;
+  r.sampling_s = (e.benchmark_ms ? *e.benchmark_ms : sampled) / 1000.0;
+  r.raced = e.stopped_early.value_or(0) != 0;
+  return r;
+}
+
+}  // namespace
+
+ReplayCost ReplayEvaluator::recorded_cost(const db::Evaluation& e) {
+  const double cost = std::max(recorded_cost_s(e), 0.0);
+  const double compile = std::min(recorded_compile_s(e), cost);
+  return {compile, cost - compile, recorded_sampling(e)};
+}
+
 double ReplayEvaluator::compile_s(const Config& c) const {
   auto it = records_.find(spec_->space().key(c));
   return it == records_.end() ? 0.0 : recorded_compile_s(it->second);

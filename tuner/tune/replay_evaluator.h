@@ -16,6 +16,7 @@
 #include "db/record/record.h"
 #include "search/strategy/cost.h"
 #include "search/strategy/strategy.h"
+#include "search/strategy/replay_clock.h"
 #include "tuner/tune/evaluator.h"
 #include "tuner/spec/spec.h"
 
@@ -53,6 +54,9 @@ class ReplayEvaluator : public ConfigEvaluator {
   static double recorded_cost_s(const db::Evaluation& e);
   // The part of it that compiled the configuration (what a features request costs), seconds.
   static double recorded_compile_s(const db::Evaluation& e) { return e.compile_ms.value_or(0) / 1000.0; }
+  // Its recorded costs as the replay's clock takes them: the compile, the
+  // rest (the GPU's), and what racing needs (ClockOptions::racing).
+  static ReplayCost recorded_cost(const db::Evaluation& e);
   // What the offline compile said of each configuration, taken from its
   // recorded resources (registers, shared and local memory, theoretical
   // occupancy): the StrategyContext::features of a replay. Default features

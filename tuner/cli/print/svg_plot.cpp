@@ -74,8 +74,11 @@ std::string svg_plot(const CompareResult& result, const std::string& title) {
   const double w = kWidth - kLeft - kRight, h = kHeight - kTop - kBottom;
   for (size_t i = 0; i < result.strategies.size(); ++i) {
     const StrategyComparison& s = result.strategies[i];
+    // Past the palette, the colours come again dashed, so that no two lines look alike.
     const char* colour = kColours[i % std::size(kColours)];
-    o << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.8\" points=\"";
+    static constexpr const char* kDashes[] = {"", " stroke-dasharray=\"7,4\"", " stroke-dasharray=\"2,3\""};
+    const char* dash = kDashes[(i / std::size(kColours)) % std::size(kDashes)];
+    o << "<polyline fill=\"none\" stroke=\"" << colour << "\"" << dash << " stroke-width=\"1.8\" points=\"";
     for (size_t k = 0; k < s.median_curve.size(); ++k) {
       const double x = kLeft + w * static_cast<double>(k) / std::max<double>(static_cast<double>(x_max) - 1, 1);
       const double y = kTop + h - h * std::clamp(s.median_curve[k], 0.0, 1.0);
@@ -84,7 +87,7 @@ std::string svg_plot(const CompareResult& result, const std::string& title) {
     o << "\"/>\n";
     const double ly = kTop + 10 + 20.0 * static_cast<double>(i);
     o << "<line x1=\"" << kWidth - kRight + 15 << "\" x2=\"" << kWidth - kRight + 40 << "\" y1=\"" << ly
-      << "\" y2=\"" << ly << "\" stroke=\"" << colour << "\" stroke-width=\"3\"/>\n<text x=\""
+      << "\" y2=\"" << ly << "\" stroke=\"" << colour << "\"" << dash << " stroke-width=\"3\"/>\n<text x=\""
       << kWidth - kRight + 46 << "\" y=\"" << ly + 4 << "\" font-size=\"12\">" << escaped(s.name) << "</text>\n";
   }
   o << "</svg>\n";
