@@ -38,6 +38,7 @@
 #include <condition_variable>
 #include <exception>
 #include <future>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,6 +51,23 @@ namespace ktune::strategy_detail {
 namespace {
 
 using FeatureCache = std::unordered_map<Config, StaticFeatures, ConfigHash>;
+
+// The lists taken in turn (the first of each, then the second of each, ...),
+// each configuration once, at most `n`.
+std::vector<Config> in_turn(const std::vector<std::vector<Config>>& lists,
+                            size_t n = std::numeric_limits<size_t>::max()) {
+  std::vector<Config> out;
+  ConfigSet seen;
+  for (size_t k = 0, more = 1; more && out.size() < n; ++k) {
+    more = 0;
+    for (const std::vector<Config>& list : lists)
+      if (k < list.size()) {
+        more = 1;
+        if (out.size() < n && seen.insert(list[k]).second) out.push_back(list[k]);
+      }
+  }
+  return out;
+}
 
 // Compile features asked for by members proposing at the same time, sent as
 // one request. On a GPU host each request is a round of the compile pool that
@@ -137,16 +155,7 @@ class FeatureRounds {
   // measured first while the proposal waits for the rest), whichever
   // member's thread asked first.
   void serve() {
-    std::vector<Config> all;
-    ConfigSet seen;
-    for (size_t k = 0, more = 1; more; ++k) {
-      more = 0;
-      for (const std::vector<Config>& list : pending_)
-        if (k < list.size()) {
-          more = 1;
-          if (seen.insert(list[k]).second) all.push_back(list[k]);
-        }
-    }
+    const std::vector<Config> all = in_turn(pending_);
     failure_ = nullptr;
     try {
       fetch(all);
@@ -351,17 +360,8 @@ class Portfolio final : public Strategy {
     const size_t members = members_.size() - (explores() ? 1 : 0);
     std::vector<std::vector<Config>> each;
     for (size_t i = 0; i < members; ++i) each.push_back(members_[i]->spare(n));
-    std::vector<Config> out;
-    ConfigSet seen;
-    for (size_t k = 0; out.size() < n; ++k) {
-      bool any = false;
-      for (const auto& list : each)
-        if (k < list.size()) {
-          any = true;
-          if (out.size() < n && seen.insert(list[k]).second) out.push_back(list[k]);
-        }
-      if (!any) break;
-    }
+    std::vector<Config> out = in_turn(each, n);
+    ConfigSet seen(out.begin(), out.end());
     if (explores())
       for (Config& c : members_.back()->spare(n))
         if (out.size() < n && seen.insert(c).second) out.push_back(std::move(c));

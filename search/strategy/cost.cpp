@@ -195,19 +195,22 @@ RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
   return r;
 }
 
+bool CostLayer::unevaluated(const Config& c) const {
+  return !cache_.count(c) && !known_.count(c) && !unrecorded_.count(c) && (!options_.recorded || options_.recorded(c));
+}
+
 std::vector<Config> CostLayer::propose_beside(Strategy& strategy, RunResult& r, const std::vector<Config>& spare,
                                               double start, const OnTrace& on_trace) {
   std::vector<Config> fill;
   for (const Config& c : spare)
-    if (!cache_.count(c) && !known_.count(c) && !unrecorded_.count(c)) fill.push_back(c);
+    if (unevaluated(c)) fill.push_back(c);
   if (!budget_left(r, start)) return strategy.propose(options_.batch_size);
   std::vector<Config> measured;
   CostOptions::Beside b;
   b.propose = [&] { return strategy.propose(options_.batch_size); };
   b.spare = fill;
   b.wanted = [&](const Config& c) {
-    return c.size() == space_->parameters().size() && space_->is_valid(c) && !cache_.count(c) && !known_.count(c) &&
-           !unrecorded_.count(c) && (!options_.recorded || options_.recorded(c));
+    return c.size() == space_->parameters().size() && space_->is_valid(c) && unevaluated(c);
   };
   b.report = [&](const Config& c, const EvalOutcome& o) {
     if (!b.wanted(c)) throw Error::failed("internal: a configuration measured beside the proposal was not wanted");
@@ -245,8 +248,7 @@ std::vector<Config> CostLayer::spares_of(Strategy& strategy, const std::unordere
     if (out.size() >= room) break;
     if (c.size() != space_->parameters().size() || !space_->is_valid(c))
       throw Error::failed("internal: the strategy named an invalid spare configuration");
-    if (cache_.count(c) || known_.count(c) || unrecorded_.count(c) || in_batch.count(c)) continue;
-    if (options_.recorded && !options_.recorded(c)) continue;
+    if (!unevaluated(c) || in_batch.count(c)) continue;
     if (seen.insert(c).second) out.push_back(std::move(c));
   }
   return out;
@@ -262,8 +264,7 @@ std::vector<Config> CostLayer::ahead_of(Strategy& strategy, const RunResult& r,
   for (Config& c : strategy.upcoming(static_cast<size_t>(room))) {
     if (out.size() >= room) break;
     if (c.size() != space_->parameters().size() || !space_->is_valid(c)) continue;
-    if (cache_.count(c) || known_.count(c) || unrecorded_.count(c) || in_batch.count(c)) continue;
-    if (options_.recorded && !options_.recorded(c)) continue;
+    if (!unevaluated(c) || in_batch.count(c)) continue;
     if (seen.insert(c).second) out.push_back(std::move(c));
   }
   return out;

@@ -168,6 +168,9 @@ class CostLayer {
               const OnTrace& on_trace);
   std::optional<double> internal(std::optional<double> user) const;
   void evaluate_new(RunResult& r, std::vector<Config>& fresh, double start, const OnTrace& on_trace);
+  // Neither measured, nor known, nor outside the recording: what a hint or a
+  // spare may name.
+  bool unevaluated(const Config& c) const;
   // The strategy's proposal, with `spare` measured beside it (CostOptions::beside).
   std::vector<Config> propose_beside(Strategy& strategy, RunResult& r, const std::vector<Config>& spare,
                                      double start, const OnTrace& on_trace);

@@ -150,20 +150,12 @@ void ReplayClock::fill(std::span<const std::pair<Config, ReplayCost>> spare, dou
     out.push_back({i, *gpu, gpu_s, spare[i].second.sampling.time_ms});
   }
   // Each result is reported at its own time, which lies before now: the
-  // clock goes back to it while it is reported (the trace's time, the time
-  // budget), then on to the later of the proposal's end and the last finish.
-  std::stable_sort(out.begin(), out.end(), [](const Finish& a, const Finish& b) { return a.at < b.at; });
-  std::optional<double> stop;
-  double last = until;
-  for (const Finish& f : out) {
-    if (stop && f.at - f.gpu_s >= *stop) continue;
-    now_ = f.at;
-    count(f);
-    last = std::max(last, f.at);
-    mark();
-    if (!report(f) && !stop) stop = f.at;
-  }
-  now_ = last;
+  // clock goes back to the proposal's start (every one started after it)
+  // and on to each finish as it is reported (the trace's time, the time
+  // budget), then to the later of the proposal's end and the last finish.
+  now_ = from;
+  report_in_order(std::move(out), report);
+  now_ = std::max(now_, until);
   mark();
 }
 

@@ -382,7 +382,7 @@ void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const O
   const CancelOnExit cancel_on_exit{*pool_, waiting};
   // The batch in the strategy's order (its position is its priority), and
   // what the strategy expects next behind it.
-  std::vector<CompilePlan::Keyed> batch, next;
+  std::vector<CompilePlan::Keyed> batch;
   std::vector<size_t> batch_index;
   for (size_t i = 0; i < configs.size(); ++i) {
     std::optional<CompileRequest> request;
@@ -391,11 +391,7 @@ void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const O
     batch.push_back({db::config_key(configs[i]), std::move(*request)});
     batch_index.push_back(i);
   }
-  for (const std::vector<Value>& c : next_) {
-    std::optional<CompileRequest> request;
-    prepare(c, request);
-    if (request) next.push_back({db::config_key(c), std::move(*request)});
-  }
+  std::vector<CompilePlan::Keyed> next = keyed_requests(next_);
   held_ = std::move(next_);
   next_.clear();
   waiting = plan_->submit(std::move(batch), std::move(next));
@@ -437,14 +433,18 @@ void GpuEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
   // Queued now, not only with the next batch: a batch measured beside the
   // proposal may leave nothing to evaluate(), and the spares must compile
   // all the same. The next evaluate() puts its batch ahead of them.
-  std::vector<CompilePlan::Keyed> queued;
-  for (const std::vector<Value>& c : next_) {
+  plan_->submit({}, keyed_requests(next_));
+  held_ = next_;
+}
+
+std::vector<CompilePlan::Keyed> GpuEvaluator::keyed_requests(std::span<const std::vector<Value>> configs) const {
+  std::vector<CompilePlan::Keyed> out;
+  for (const std::vector<Value>& c : configs) {
     std::optional<CompileRequest> request;
     prepare(c, request);
-    if (request) queued.push_back({db::config_key(c), std::move(*request)});
+    if (request) out.push_back({db::config_key(c), std::move(*request)});
   }
-  plan_->submit({}, std::move(queued));
-  held_ = next_;
+  return out;
 }
 
 std::vector<Config> GpuEvaluator::beside(const Beside& b) {

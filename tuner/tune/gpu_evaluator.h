@@ -98,6 +98,9 @@ class GpuEvaluator : public ConfigEvaluator {
   struct Compiled;
   // Geometry, and the compile request for the pool (nullopt when the geometry fails).
   Compiled prepare(const std::vector<Value>& config, std::optional<CompileRequest>& request) const;
+  // The compile requests of those of `configs` whose geometry holds, keyed
+  // for the plan (what is queued ahead of the GPU).
+  std::vector<CompilePlan::Keyed> keyed_requests(std::span<const std::vector<Value>> configs) const;
   // Every configuration prepared and compiled (all submitted before any is
   // awaited): what remeasure and profile run over.
   std::vector<Compiled> compile_all(std::span<const std::vector<Value>> configs);
