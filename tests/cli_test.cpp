@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <iterator>
 #include <set>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -998,6 +1000,81 @@ TEST_F(Cli, AKttRecordingReplaysAgainstTheSpecsNames) {
   EXPECT_EQ(mismatch.status, 2);
   EXPECT_NE(mismatch.out.find("missing from the data: unroll; not in the spec: UNROLL_Y"), std::string::npos)
       << mismatch.out;
+}
+
+// The first table a user sees (scripts/demo.sh's replay) shows what it ranks
+// by first after the configuration, and beside it the time that objective was
+// computed from (the median of the samples), so that neither column is out of
+// order.
+TEST_F(Cli, TheTuneTableShowsWhatItRanksBy) {
+  const Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 60 --db " + db_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("ranked by GB/s (higher is better)"), std::string::npos) << r.out;
+  const size_t head = r.out.find("\n#  ");
+  ASSERT_NE(head, std::string::npos) << r.out;
+  std::istringstream lines(r.out.substr(head + 1));
+  std::string line;
+  std::getline(lines, line);
+  std::istringstream h(line);
+  std::vector<std::string> cols{std::istream_iterator<std::string>(h), {}};
+  ASSERT_GE(cols.size(), 6u) << line;
+  EXPECT_EQ(cols[2], "GB/s") << line;
+  EXPECT_EQ(cols[5], "median") << line;  // "vs best", "median ms"
+  std::getline(lines, line);             // the rule
+  double last_gbs = 1e300, last_ms = 0;
+  int rows = 0;
+  while (std::getline(lines, line) && !line.empty() && line[0] != '(') {
+    std::istringstream row(line);
+    std::string rank, config, share;
+    double gbs = 0, ms = 0;
+    row >> rank >> config >> gbs >> share >> ms;
+    EXPECT_LE(gbs, last_gbs) << line;
+    EXPECT_GE(ms, last_ms) << line;
+    EXPECT_NEAR(3 * 4 * 67108864.0 / (ms * 1e6), gbs, 0.5) << line;
+    last_gbs = gbs;
+    last_ms = ms;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 10) << r.out;
+  // `best` and `results` say what they rank by.
+  EXPECT_NE(ktune("best --db " + db_).out.find("by time ms (lowest)"), std::string::npos);
+  EXPECT_NE(ktune("best " + kVecSpec + " --db " + db_).out.find("by GB/s (higher is better)"), std::string::npos);
+}
+
+// A parameter with one value would repeat it on every row: tables show the
+// parameters that vary, and name the others once; compile names the order.
+TEST_F(Cli, TablesLeaveOutParametersOfOneValue) {
+  std::ifstream in(kVecSpec);
+  std::string text{std::istreambuf_iterator<char>(in), {}};
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"unroll: [0, 1]", "unroll: [1]"},
+                                 {"grid_stride: [0, 1]", "grid_stride: [0]"},
+                                 {"source: vector_add.cu", "source: " + kRoot + "/templates/vector_add/vector_add.cu"}}) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  const std::string spec = (dir_ / "fixed.yaml").string();
+  std::ofstream(spec) << text;
+  const std::string left_out = "the same in every configuration, not shown: unroll=1, grid_stride=0";
+  const Ran tune = ktune("tune " + spec + " --simulate " + kVecData + " --max-fevals 5 --db " + db_);
+  ASSERT_EQ(tune.status, 0) << tune.out;
+  EXPECT_NE(tune.out.find("configuration: block_size_x,items_per_thread,vector_width\n" + left_out), std::string::npos)
+      << tune.out;
+  EXPECT_EQ(tune.out.find(",1,0 "), std::string::npos) << tune.out;
+  const Ran results = ktune("results " + spec + " --db " + db_);
+  EXPECT_NE(results.out.find(left_out + "\n"), std::string::npos) << results.out;
+  EXPECT_NE(results.out.find("configuration (block_size_x,items_per_thread,vector_width)"), std::string::npos)
+      << results.out;
+  // Without a spec, the stored rows say which parameters vary: every one of
+  // vector_add's here, though the three fastest share two values.
+  const std::string all = (dir_ / "all.db").string();
+  ASSERT_EQ(ktune("import " + kVecData + " --db " + all).status, 0);
+  const Ran three = ktune("results --limit 3 --db " + all);
+  EXPECT_EQ(three.out.find("not shown"), std::string::npos) << three.out;
+  const Ran compile = ktune("compile " + spec + " --sample 2");
+  EXPECT_NE(compile.out.find("configuration: block_size_x,items_per_thread,vector_width\n" + left_out),
+            std::string::npos)
+      << compile.out;
 }
 
 }  // namespace

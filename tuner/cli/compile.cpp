@@ -12,6 +12,7 @@
 
 #include "ktune/error.h"
 #include "tuner/cli/cli.h"
+#include "tuner/cli/print/config_columns.h"
 #include "tuner/cli/print/json.h"
 #include "tuner/compile/pool.h"
 #include "tuner/tune/kernel_build.h"
@@ -109,7 +110,7 @@ Json row_json(const Spec& spec, const Row& r) {
 class RowPrinter {
  public:
   RowPrinter(const Spec& spec, const Arch& arch, uint64_t total, bool json, bool show_log)
-      : spec_(spec), json_(json), show_log_(show_log) {
+      : spec_(spec), json_(json), show_log_(show_log), columns_(columns_of(spec)) {
     if (json_) {
       std::cout << "{\n  \"spec\": " << Json(spec.path).dump() << ",\n  \"kernel\": " << Json(spec.kernel.name).dump()
                 << ",\n  \"arch\": " << Json(arch.name()).dump() << ",\n  \"configurations\": [";
@@ -117,7 +118,12 @@ class RowPrinter {
     }
     std::cout << spec.kernel.name << " for " << arch.name() << ", " << total << " configuration"
               << (total == 1 ? "" : "s") << "\n";
-    for (const Parameter& p : spec.space().parameters()) {
+    std::cout << "configuration: " << columns_.names() << '\n';
+    if (!columns_.left_out().empty()) std::cout << columns_.left_out() << '\n';
+    const auto& params = spec.space().parameters();
+    for (size_t i = 0; i < params.size(); ++i) {
+      const Parameter& p = params[i];
+      if (!columns_.shown(i)) continue;
       size_t w = 0;
       for (const Value& v : p.values) w = std::max(w, v.str().size());
       key_width_ += w + (key_width_ ? 1 : 0);
@@ -133,7 +139,7 @@ class RowPrinter {
       std::cout << (printed_ == 1 ? "\n    " : ",\n    ") << row_json(spec_, r).dump();
       return;
     }
-    const std::string key = spec_.space().key(r.config);
+    const std::string key = columns_.key(spec_.space().values(r.config));
     const auto& res = r.result.resources;
     if (!r.launch_error.empty() && !r.result.ok) {
       line({key, "invalid", "", "", "", "", "", "", r.launch_error});
@@ -175,8 +181,19 @@ class RowPrinter {
     std::cout << out << '\n';
   }
 
+  static ConfigColumns columns_of(const Spec& spec) {
+    std::vector<std::string> names;
+    std::vector<std::vector<Value>> values;
+    for (const Parameter& p : spec.space().parameters()) {
+      names.push_back(p.name);
+      values.push_back(p.values);
+    }
+    return ConfigColumns(names, values);
+  }
+
   const Spec& spec_;
   bool json_, show_log_;
+  ConfigColumns columns_;
   size_t key_width_ = 0;
   uint64_t printed_ = 0;
 };

@@ -12,6 +12,7 @@
 #include "db/store.h"
 #include "ktune/error.h"
 #include "tuner/cli/cli.h"
+#include "tuner/cli/print/config_columns.h"
 #include "tuner/cli/print/json.h"
 #include "tuner/cli/print/profile.h"
 #include "tuner/compile/occupancy.h"
@@ -123,21 +124,42 @@ std::vector<db::ResultRow> with_config(std::vector<db::ResultRow> rows, const st
   return out;
 }
 
-void print_rows(const std::vector<db::ResultRow>& rows, bool json, bool samples, const db::Roofs& roofs) {
+// `spec`: the spec the rows were selected by, whose space says which
+// parameters take one value only; without one, every stored row that matches
+// the query, `matching`, says.
+void print_rows(const std::vector<db::ResultRow>& rows, bool json, bool samples, const db::Roofs& roofs,
+                const std::optional<Spec>& spec, const std::vector<db::ResultRow>& matching) {
   if (json) {
     Json a = Json::array();
     for (const auto& r : rows) a.push_back(row_json(r, samples, roofs));
     std::cout << a.dump(2) << '\n';
     return;
   }
-  // The configuration's column names its parameters when the rows share them.
+  // The configuration's column names its parameters when the rows share them,
+  // and leaves out those that are the same in every configuration.
   std::string configuration = "configuration";
+  std::optional<ConfigColumns> columns;
   if (!rows.empty() && std::all_of(rows.begin(), rows.end(), [&](const db::ResultRow& r) {
         return r.param_names == rows.front().param_names;
       })) {
-    std::string names;
-    for (const std::string& n : rows.front().param_names) names.append(names.empty() ? "" : ",").append(n);
-    configuration += " (" + names + ")";
+    const std::vector<std::string>& names = rows.front().param_names;
+    std::vector<std::string> spec_names;
+    std::vector<std::vector<Value>> spec_values;
+    if (spec)
+      for (const Parameter& p : spec->space().parameters()) {
+        spec_names.push_back(p.name);
+        spec_values.push_back(p.values);
+      }
+    if (spec && spec_names == names) {
+      columns.emplace(names, spec_values);
+    } else {
+      std::vector<std::vector<Value>> configs;
+      for (const db::ResultRow& r : matching)
+        if (r.param_names == names) configs.push_back(r.eval.config);
+      columns = ConfigColumns::of_rows(names, configs);
+    }
+    configuration += " (" + columns->names() + ")";
+    if (!columns->left_out().empty()) std::cout << columns->left_out() << '\n';
   }
   // A roofline column only where some row was profiled (`ktune profile`).
   const bool profiled = std::any_of(rows.begin(), rows.end(), [&](const db::ResultRow& r) {
@@ -152,7 +174,8 @@ void print_rows(const std::vector<db::ResultRow>& rows, bool json, bool samples,
     if (r.eval.status != db::Status::Ok) metrics = r.eval.reason.substr(0, 60);
     const std::string device = r.replayed ? r.device + " (replay)" : r.device;
     std::vector<std::string> row = {r.kernel, device, db::problem_size_key(r.problem_size),
-                                    db::config_key(r.eval.config), db::to_string(r.eval.status),
+                                    columns ? columns->key(r.eval.config) : db::config_key(r.eval.config),
+                                    db::to_string(r.eval.status),
                                     r.eval.time_ms ? fixed(*r.eval.time_ms, 4) : "-", metrics};
     if (profiled) row.push_back(roofline_text(roofs.of(r)));
     t.add(std::move(row));
@@ -217,8 +240,17 @@ int run_best(const QueryOptions& o) {
   if (!o.spec.empty()) spec = load_spec(o.spec);
   const db::Filter f = make_filter(o, store, spec);
   store.require_known(f);
-  const auto rows = spec && spec->objective != "time" ? best_by_objective(store, f, *spec) : store.best(f);
-  print_rows(rows, o.json, o.samples, db::Roofs(store));
+  const bool by_objective = spec && spec->objective != "time";
+  const auto rows = by_objective ? best_by_objective(store, f, *spec) : store.best(f);
+  if (!o.json && !rows.empty())
+    std::cout << "the best of each kernel, device and problem size by "
+              << (by_objective ? spec->objective + (spec->higher_is_better ? " (higher" : " (lower") + " is better)"
+                               : std::string("time ms (lowest)"))
+              << '\n';
+  db::Filter all = f;
+  all.limit = 0;
+  all.status.reset();
+  print_rows(rows, o.json, o.samples, db::Roofs(store), spec, o.json ? rows : store.results(all));
   if (rows.empty()) {
     std::cerr << "ktune: no successful measurement matches";
     if (!f.kernel.empty()) std::cerr << " kernel '" << f.kernel << "'";
@@ -260,10 +292,15 @@ int run_best(const QueryOptions& o) {
 
 int run_results(const QueryOptions& o) {
   db::Store store = open_for_query(o);
-  db::Filter f = make_filter(o, store);
+  std::optional<Spec> spec;
+  if (!o.spec.empty()) spec = load_spec(o.spec);
+  db::Filter f = make_filter(o, store, spec);
   store.require_known(f);
-  if (!o.config.empty()) f.limit = 0;  // the limit counts the rows that match
-  print_rows(with_config(store.results(f), o.config, o.limit), o.json, o.samples, db::Roofs(store));
+  f.limit = 0;  // the limit counts the rows that match; the others say which parameters vary
+  const std::vector<db::ResultRow> matching = with_config(store.results(f), o.config, 0);
+  std::vector<db::ResultRow> rows = matching;
+  if (o.limit > 0 && int64_t(rows.size()) > o.limit) rows.resize(size_t(o.limit));
+  print_rows(rows, o.json, o.samples, db::Roofs(store), spec, matching);
   return 0;
 }
 

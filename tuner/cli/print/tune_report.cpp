@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "tuner/cli/print/config_columns.h"
 #include "tuner/cli/print/json.h"
 #include "tuner/cli/print/table.h"
 
@@ -22,6 +23,12 @@ std::optional<double> noise_of(const db::Evaluation& e) {
 // are positive.
 double share_of_best(const Spec& spec, double value, double best) {
   return spec.higher_is_better ? value / best : best / value;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace
@@ -223,40 +230,65 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
                 << fixed(wall > 0 ? 100 * pool_->busy_s / (double(workers_) * wall) : 0.0, 1) << "%\n";
   }
   for (const auto& [status, n] : counts_) std::cout << "  " << status << ": " << n << '\n';
-  std::vector<std::string> header{"#", "configuration", "time ms", "noise"};
+  // The column ranked by comes first after the configuration. Where it is
+  // not the time, the time shown is the median of the samples, the time
+  // ktune's metrics are computed from (a recording's own time may be their
+  // mean: Kernel Tuner's).
+  const size_t shown = std::min(r.size(), static_cast<size_t>(std::max(top, 0)));
+  const bool by_time = spec_->objective == "time";
+  bool medians = !by_time;
+  for (size_t i = 0; i < shown; ++i) medians = medians && !r[i]->samples.empty();
+  const std::string ranked = by_time ? "time ms" : spec_->objective == "energy" ? "energy mJ" : spec_->objective;
+  std::vector<std::string> header{"#", "configuration", ranked, "vs best"};
+  if (!by_time) header.push_back(medians ? "median ms" : "time ms");
+  header.push_back("noise");
   if (!confirmed_.empty()) header.push_back("re-measured");
-  for (const auto& m : spec_->metrics) header.push_back(m.name);
-  if (spec_->objective_recorded) header.push_back(spec_->objective);
-  header.push_back("vs best");
+  for (const auto& m : spec_->metrics)
+    if (m.name != spec_->objective) header.push_back(m.name);
   // A ratio to the best says how much slower only where every value is
   // positive; a recorded score of -0.39 against a best of -0.33 is told as
   // the difference.
-  const size_t shown = std::min(r.size(), static_cast<size_t>(std::max(top, 0)));
   bool positive = true;
   for (size_t i = 0; i < shown; ++i) positive = positive && *objective_of(*spec_, *r[i]) > 0;
+  std::vector<std::vector<Value>> values;
+  for (const Parameter& p : params) values.push_back(p.values);
+  std::vector<std::string> names;
+  for (const Parameter& p : params) names.push_back(p.name);
+  const ConfigColumns columns(names, values);
+  const bool metric = std::any_of(spec_->metrics.begin(), spec_->metrics.end(),
+                                  [&](const Metric& m) { return m.name == spec_->objective; });
   Table t(header);
   for (size_t i = 0; i < shown; ++i) {
-    const std::optional<double> noise = noise_of(*r[i]);
-    std::vector<std::string> row{std::to_string(i + 1), db::config_key(r[i]->config),
-                                 r[i]->time_ms ? fixed(*r[i]->time_ms, 4) : "-",
-                                 noise ? fixed(100 * *noise, 1) + "% of " + std::to_string(r[i]->sample_count) : "-"};
+    const db::Evaluation& e = *r[i];
+    const double value = *objective_of(*spec_, e), best = *objective_of(*spec_, *r[0]);
+    std::vector<std::string> row{std::to_string(i + 1), columns.key(e.config),
+                                 by_time                        ? fixed(value, 4)
+                                 : spec_->objective == "energy" ? fixed(1000 * value, 3)
+                                 : metric                       ? fixed(value, 1)
+                                                                : fixed(value, 4)};
+    if (positive) row.push_back(fixed(100 * share_of_best(*spec_, value, best), 1) + "%");
+    else row.push_back(fixed(value - best, 4));
+    if (!by_time) {
+      if (medians) row.push_back(fixed(median_of(e.samples), 4));
+      else row.push_back(e.time_ms ? fixed(*e.time_ms, 4) : "-");
+    }
+    const std::optional<double> noise = noise_of(e);
+    row.push_back(noise ? fixed(100 * *noise, 1) + "% of " + std::to_string(e.sample_count) : "-");
     if (!confirmed_.empty()) {
-      auto it = confirmed_.find(db::config_key(r[i]->config));
+      auto it = confirmed_.find(db::config_key(e.config));
       row.push_back(it == confirmed_.end() ? "" : fixed(it->second, 4));
     }
     for (const auto& m : spec_->metrics) {
-      auto it = r[i]->metrics.find(m.name);
-      row.push_back(it == r[i]->metrics.end() ? "-" : fixed(it->second, 1));
+      if (m.name == spec_->objective) continue;
+      auto it = e.metrics.find(m.name);
+      row.push_back(it == e.metrics.end() ? "-" : fixed(it->second, 1));
     }
-    const double value = *objective_of(*spec_, *r[i]), best = *objective_of(*spec_, *r[0]);
-    if (spec_->objective_recorded) row.push_back(fixed(value, 4));
-    if (positive) row.push_back(fixed(100 * share_of_best(*spec_, value, best), 1) + "%");
-    else row.push_back(fixed(value - best, 4));
     t.add(row);
   }
-  std::string names;
-  for (const auto& p : params) names += (names.empty() ? "" : ",") + p.name;
-  std::cout << "\nbest configurations (" << names << "):\n";
+  std::cout << "\nbest configurations, ranked by " << (by_time ? "time" : spec_->objective) << " ("
+            << (spec_->higher_is_better ? "higher" : "lower") << " is better)\nconfiguration: " << columns.names()
+            << "\n";
+  if (!columns.left_out().empty()) std::cout << columns.left_out() << '\n';
   t.print(std::cout);
   // rank_results orders results within each other's noise by occupancy: say
   // where that puts a slower-looking row first.
