@@ -54,6 +54,8 @@ std::vector<std::pair<std::string, Fill>> fills() {
       {"constant nan", Fill::constant(std::numeric_limits<double>::quiet_NaN())},
       {"constant inf", Fill::constant(-std::numeric_limits<double>::infinity())},
       {"zeros", Fill::zeros()},
+      {"randn default", Fill::normal({}, 0, 1)},
+      {"randn shifted", Fill::normal(77, -3.5, 0.25)},
   };
 }
 

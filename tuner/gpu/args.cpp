@@ -191,6 +191,13 @@ std::vector<std::uint8_t> fill_host(const ArgSpec& arg) {
         return fill::kt_encode(type, fill::kt_sequence_value(f.start, f.step, i));
       });
       break;
+    case FillKind::Normal: {
+      const std::uint64_t seed = random_seed(arg);
+      encode_in_ranges(arg.type, n, out, [&f, seed, type](std::size_t i) {
+        return fill::kt_encode(type, fill::kt_normal_value(seed, i, f.mean, f.stddev));
+      });
+      break;
+    }
     case FillKind::Random: {
       const std::uint64_t seed = random_seed(arg);
       const auto [lo, hi] = random_range(arg);

@@ -29,16 +29,19 @@
 
 namespace ktune::gpu {
 
-enum class FillKind : std::uint8_t { Random, Constant, Sequence, Zeros, File };
+enum class FillKind : std::uint8_t { Random, Constant, Sequence, Zeros, File, Normal };
 
 struct Fill {
   FillKind kind = FillKind::Random;
   // Random: uniform in [lo, hi); unset bounds mean [0, 1) for floats and
   // [0, 100) for integers. seed unset: derived from the argument name.
+  // Normal: normally distributed (fill_element.inc's kt_normal_value), the
+  // seed likewise.
   std::optional<std::uint64_t> seed;
   std::optional<double> lo, hi;
   double value = 0;              // Constant
   double start = 0, step = 1;    // Sequence: start + i * step
+  double mean = 0, stddev = 1;   // Normal
   std::string path;              // File: raw little-endian elements, exactly count of them
 
   static Fill zeros() { return with(FillKind::Zeros); }
@@ -50,6 +53,13 @@ struct Fill {
     return f;
   }
   static Fill file(std::string path) { Fill f = with(FillKind::File); f.path = std::move(path); return f; }
+  static Fill normal(std::optional<std::uint64_t> seed, double mean, double stddev) {
+    Fill f = with(FillKind::Normal);
+    f.seed = seed;
+    f.mean = mean;
+    f.stddev = stddev;
+    return f;
+  }
 
  private:
   static Fill with(FillKind kind) { Fill f; f.kind = kind; return f; }

@@ -29,6 +29,7 @@ KT_FN float kt_bits_float(kt_u32 b) { return __uint_as_float(b); }
 KT_FN kt_u64 kt_double_bits(double d) { return (kt_u64)__double_as_longlong(d); }
 KT_FN double kt_floor(double d) { return floor(d); }
 KT_FN float kt_rint(float f) { return rintf(f); }
+KT_FN double kt_sqrt(double d) { return __dsqrt_rn(d); }
 )";
 
 // The kernel: a grid-stride pass writing each element as its type's own
@@ -49,6 +50,8 @@ __device__ void kt_fill(int kind, void* out_p, kt_u64 n, kt_u64 seed, double a, 
   const kt_u64 first = (kt_u64)blockIdx.x * blockDim.x + threadIdx.x;
   if (kind == KT_FILL_RANDOM) {
     for (kt_u64 i = first; i < n; i += stride) out[i] = (Bits)kt_encode(T, kt_random_value(seed, i, a, b, integer));
+  } else if (kind == KT_FILL_NORMAL) {
+    for (kt_u64 i = first; i < n; i += stride) out[i] = (Bits)kt_encode(T, kt_normal_value(seed, i, a, b));
   } else if (kind == KT_FILL_SEQUENCE) {
     for (kt_u64 i = first; i < n; i += stride) out[i] = (Bits)kt_encode(T, kt_sequence_value(a, b, i));
   } else {
@@ -76,7 +79,7 @@ extern "C" __global__ void ktune_fill(int type, int kind, void* out, kt_u64 n, k
 )";
 
 // The kernel's `kind`: which generator writes the elements.
-enum KernelKind : int { kRandom = 0, kSequence = 1, kPattern = 2 };
+enum KernelKind : int { kRandom = 0, kSequence = 1, kPattern = 2, kNormal = 3 };
 
 }  // namespace
 
@@ -90,6 +93,7 @@ CompileRequest fill_kernel_request(const Arch& arch) {
     r.defines.emplace_back(m.name, std::to_string(static_cast<int>(m.type)));
   r.defines.emplace_back("KT_FILL_RANDOM", std::to_string(kRandom));
   r.defines.emplace_back("KT_FILL_SEQUENCE", std::to_string(kSequence));
+  r.defines.emplace_back("KT_FILL_NORMAL", std::to_string(kNormal));
   // lo + u * (hi - lo) and start + i * step round twice on the host; an FMA
   // would round once and change the last bit.
   r.options = {"-fmad=false"};
@@ -109,6 +113,8 @@ bool device_fillable(const ArgSpec& arg) {
       const auto [lo, hi] = random_range(arg);
       return std::isfinite(lo) && std::isfinite(hi) && std::isfinite(hi - lo);
     }
+    case FillKind::Normal:
+      return std::isfinite(f.mean) && std::isfinite(f.stddev);
     case FillKind::File:
       return false;
   }
@@ -158,6 +164,11 @@ void DeviceFiller::fill(const ArgSpec& arg, CUdeviceptr ptr) const {
     kind = kSequence;
     a = f.start;
     b = f.step;
+  } else if (f.kind == FillKind::Normal) {
+    kind = kNormal;
+    seed = random_seed(arg);
+    a = f.mean;
+    b = f.stddev;
   } else {
     kind = kRandom;
     seed = random_seed(arg);

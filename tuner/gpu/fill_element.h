@@ -39,6 +39,7 @@ inline float kt_bits_float(kt_u32 b) { return std::bit_cast<float>(b); }
 inline kt_u64 kt_double_bits(double d) { return std::bit_cast<kt_u64>(d); }
 inline double kt_floor(double d) { return std::floor(d); }
 inline float kt_rint(float f) { return std::nearbyint(f); }  // the default rounding: to nearest even
+inline double kt_sqrt(double d) { return std::sqrt(d); }
 
 #define KT_FN inline
 #include "tuner/gpu/fill_element.inc"

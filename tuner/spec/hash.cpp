@@ -54,6 +54,11 @@ nlohmann::ordered_json argument_json(const Argument& a) {
     j["step"] = a.fill.step;
     if (a.fill.generator) j["generator"] = squeeze(a.fill.generator->text());
     j["path"] = a.fill.path;
+    if (a.fill.kind == ArgFill::Kind::Normal) {
+      j["mean"] = a.fill.mean;
+      j["stddev"] = a.fill.stddev;
+    }
+    if (a.fill.kind == ArgFill::Kind::Copy) j["copy_of"] = a.fill.copy_of;
   }
   j["output"] = a.output;
   j["read_write"] = a.read_write;

@@ -17,7 +17,7 @@ namespace ktune {
 using spec_detail::Draft;
 
 const char* fill_kind_name(ArgFill::Kind k) {
-  static const char* names[] = {"zeros", "constant", "random", "sequence", "generator", "file"};
+  static const char* names[] = {"zeros", "constant", "random", "sequence", "generator", "file", "randn", "copy"};
   return names[int(k)];
 }
 

@@ -38,11 +38,13 @@ namespace ktune {
 // engine's defaults (gpu::Fill): seed derived from the argument name, range
 // [0, 1) for floats and [0, 100) for integers.
 struct ArgFill {
-  enum class Kind { Zeros, Constant, Random, Sequence, Generator, File };
+  enum class Kind { Zeros, Constant, Random, Sequence, Generator, File, Normal, Copy };
   Kind kind = Kind::Zeros;
   Value value;              // Constant: the element value
   std::optional<double> lo, hi;      // Random: uniform in [lo, hi)
-  std::optional<uint64_t> seed;      // Random
+  std::optional<uint64_t> seed;      // Random, Normal
+  double mean = 0, stddev = 1;       // Normal: normally distributed
+  std::string copy_of;               // Copy: the argument whose initial contents this one starts with
   double start = 0, step = 1;  // Sequence: start + i * step
   std::optional<expr::Expression> generator;  // Generator: an expression of `i` (and constants)
   expr::CompiledExpr generator_code;          // ... compiled with slot 0 = i

@@ -13,21 +13,24 @@ ArgFill::Kind fill_kind(const Doc& d) {
   static const std::pair<std::string_view, ArgFill::Kind> kinds[] = {
       {"zeros", ArgFill::Kind::Zeros},       {"constant", ArgFill::Kind::Constant},
       {"random", ArgFill::Kind::Random},     {"sequence", ArgFill::Kind::Sequence},
-      {"generator", ArgFill::Kind::Generator}, {"file", ArgFill::Kind::File}};
+      {"generator", ArgFill::Kind::Generator}, {"file", ArgFill::Kind::File},
+      {"randn", ArgFill::Kind::Normal},       {"copy", ArgFill::Kind::Copy}};
   for (const auto& [name, k] : kinds)
     if (name == s) return k;
-  fail(d.where, "unknown fill '" + s + "'; known: zeros, constant, random, sequence, generator, file");
+  fail(d.where, "unknown fill '" + s + "'; known: zeros, constant, random, randn, sequence, generator, file, copy");
 }
 
-// Keys that only make sense with one fill kind.
+// Keys that only make sense with one fill kind (seed: two).
 void check_fill_keys(const Doc& a, ArgFill::Kind k) {
   static const std::pair<std::string_view, ArgFill::Kind> owners[] = {
-      {"seed", ArgFill::Kind::Random},     {"range", ArgFill::Kind::Random},
-      {"start", ArgFill::Kind::Sequence},  {"step", ArgFill::Kind::Sequence},
-      {"generator", ArgFill::Kind::Generator}, {"path", ArgFill::Kind::File}};
+      {"range", ArgFill::Kind::Random},       {"start", ArgFill::Kind::Sequence}, {"step", ArgFill::Kind::Sequence},
+      {"generator", ArgFill::Kind::Generator}, {"path", ArgFill::Kind::File},      {"mean", ArgFill::Kind::Normal},
+      {"stddev", ArgFill::Kind::Normal},      {"of", ArgFill::Kind::Copy}};
   for (const auto& [key, owner] : owners)
     if (a.find(key) && owner != k)
       fail(a.key_location(key), std::string("'").append(key).append("' only applies to fill: ").append(fill_kind_name(owner)));
+  if (a.find("seed") && k != ArgFill::Kind::Random && k != ArgFill::Kind::Normal)
+    fail(a.key_location("seed"), "'seed' only applies to fill: random and fill: randn");
 }
 
 void read_fill(const Doc& a, Argument& arg, Draft& draft) {
@@ -55,6 +58,17 @@ void read_fill(const Doc& a, Argument& arg, Draft& draft) {
   }
   if (const Doc* s = a.find("start")) f.start = need_number(*s, "start");
   if (const Doc* s = a.find("step")) f.step = need_number(*s, "step");
+  if (f.kind == ArgFill::Kind::Normal) {
+    if (!is_float(arg.type)) fail(a.where, "fill: randn needs a floating-point type (half, bf16, float, double)");
+    if (const Doc* m = a.find("mean")) f.mean = need_number(*m, "mean");
+    if (const Doc* s = a.find("stddev")) {
+      f.stddev = need_number(*s, "stddev");
+      if (!(f.stddev >= 0) || !std::isfinite(f.stddev)) fail(s->where, "stddev must be finite and not negative");
+    }
+    if (!std::isfinite(f.mean)) fail(a.key_location("mean"), "mean must be finite");
+  }
+  if (f.kind == ArgFill::Kind::Copy)
+    f.copy_of = need_string(required(a, "of", "fill: copy"), "of");
   if (f.kind == ArgFill::Kind::Generator) f.generator = need_expression(required(a, "generator", "fill: generator"), "generator");
   if (f.kind == ArgFill::Kind::File) {
     const Doc& p = required(a, "path", "fill: file");
@@ -75,7 +89,7 @@ void read_access(const Doc& a, Argument& arg) {
 Argument read_argument(const Doc& a, Draft& draft) {
   need_map(a, "an argument");
   check_keys(a, {"name", "type", "size", "fill", "value", "seed", "range", "start", "step", "generator", "path",
-                 "output", "access", "memory"},
+                 "mean", "stddev", "of", "output", "access", "memory"},
              "an argument");
   Argument arg;
   arg.where = a.where;
@@ -101,8 +115,8 @@ Argument read_argument(const Doc& a, Draft& draft) {
     if (arg.constant_memory && arg.output) fail(m->where, "a __constant__ array cannot be an output");
   }
   if (!arg.pointer) {
-    for (const char* k : {"size", "fill", "seed", "range", "start", "step", "generator", "path", "output", "access",
-                          "memory"})
+    for (const char* k : {"size", "fill", "seed", "range", "start", "step", "generator", "path", "mean", "stddev",
+                          "of", "output", "access", "memory"})
       if (a.find(k)) fail(a.key_location(k), std::string("'").append(k).append("' applies to buffers (type ending in *), not scalars"));
     const Doc& v = required(a, "value", "scalar argument '" + arg.name + "'");
     arg.value = coerce_to_elem(eval_constant(need_expression(v, "value"), draft), arg.type, v.where, "value");
@@ -158,6 +172,30 @@ void read_yaml_arguments(const Doc& d, Draft& draft) {
     for (const auto& other : draft.spec.arguments)
       if (other.name == arg.name) fail(a.where, "duplicate argument '" + arg.name + "'");
     draft.spec.arguments.push_back(std::move(arg));
+  }
+  // A copy starts with the bytes of another buffer of the same type and size,
+  // one whose own fill is not a copy.
+  for (size_t i = 0; i < draft.spec.arguments.size(); ++i) {
+    const Argument& arg = draft.spec.arguments[i];
+    if (arg.fill.kind != ArgFill::Kind::Copy) continue;
+    const Doc& of = *need_list(d, "arguments").items[i].find("of");
+    const Argument* src = nullptr;
+    for (const Argument& other : draft.spec.arguments)
+      if (other.name == arg.fill.copy_of) src = &other;
+    if (!src || !src->pointer) {
+      std::string buffers;
+      for (const Argument& other : draft.spec.arguments)
+        if (other.pointer && other.name != arg.name) buffers += (buffers.empty() ? "" : ", ") + other.name;
+      fail(of.where, "fill: copy of '" + arg.fill.copy_of + "': no buffer argument of that name (buffers: " +
+                         (buffers.empty() ? "none" : buffers) + ")");
+    }
+    if (src == &arg) fail(of.where, "fill: copy of itself");
+    if (src->fill.kind == ArgFill::Kind::Copy)
+      fail(of.where, "fill: copy of '" + src->name + "', itself a copy: copy '" + src->fill.copy_of + "' instead");
+    if (src->type != arg.type || src->size != arg.size || src->components != arg.components)
+      fail(of.where, "fill: copy of '" + src->name + "' needs the same type and size: " + to_string(src->type) + "[" +
+                         std::to_string(src->size) + "] there, " + to_string(arg.type) + "[" +
+                         std::to_string(arg.size) + "] here");
   }
 }
 

@@ -63,9 +63,21 @@ std::string generate_file(const Argument& a) {
   return path.string();
 }
 
-gpu::Fill engine_fill(const Argument& a) {
+// `spec`: where a copy finds the argument it copies. A copy of a random or
+// randn fill takes that argument's seed, named or derived from its name.
+gpu::Fill engine_fill(const Argument& a, const Spec& spec) {
   const ArgFill& f = a.fill;
   switch (f.kind) {
+    case ArgFill::Kind::Copy:
+      for (const Argument& src : spec.arguments)
+        if (src.name == f.copy_of && src.fill.kind != ArgFill::Kind::Copy) {
+          gpu::Fill c = engine_fill(src, spec);
+          if (!c.seed) c.seed = gpu::random_seed(gpu::ArgSpec::buffer(src.name, src.type, 1, c));
+          return c;
+        }
+      throw Error::bad_input("argument '" + a.name + "': fill: copy of '" + f.copy_of + "', which is not a buffer",
+                             a.where);
+    case ArgFill::Kind::Normal: return gpu::Fill::normal(f.seed, f.mean, f.stddev);
     case ArgFill::Kind::Zeros: return gpu::Fill::zeros();
     case ArgFill::Kind::Constant: return gpu::Fill::constant(f.value.as_float());
     case ArgFill::Kind::Sequence: return gpu::Fill::sequence(f.start, f.step);
@@ -99,7 +111,7 @@ std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec) {
   for (const Argument& a : spec.arguments) {
     const ElemType t = a.type;
     if (a.constant_memory) {
-      out.push_back(gpu::ArgSpec::constant(a.name, t, static_cast<uint64_t>(a.size), engine_fill(a)));
+      out.push_back(gpu::ArgSpec::constant(a.name, t, static_cast<uint64_t>(a.size), engine_fill(a, spec)));
       if (!a.passed_too) continue;
     }
     if (!a.pointer) {
@@ -107,7 +119,7 @@ std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec) {
                                                : gpu::ArgSpec::scalar_int(a.name, t, a.value.as_int()));
       continue;
     }
-    gpu::ArgSpec s = gpu::ArgSpec::buffer(a.name, t, static_cast<uint64_t>(a.size), engine_fill(a), a.output);
+    gpu::ArgSpec s = gpu::ArgSpec::buffer(a.name, t, static_cast<uint64_t>(a.size), engine_fill(a, spec), a.output);
     s.read_write = a.read_write;
     out.push_back(std::move(s));
   }
