@@ -12,7 +12,8 @@ template <class A> void fields(A& a, ArgSpec& s) {
   a(s.name, s.kind, s.type, s.count, s.fill, s.output, s.read_write, s.value, s.int_value);
 }
 template <class A> void fields(A& a, LaunchGeometry& g) { a(g.grid, g.block, g.dynamic_smem); }
-template <class A> void fields(A& a, Tolerance& t) { a(t.atol, t.rtol); }
+template <class A> void fields(A& a, OutputTolerance& t) { a(t.name, t.atol, t.rtol); }
+template <class A> void fields(A& a, Tolerance& t) { a(t.atol, t.rtol, t.outputs); }
 template <class A> void fields(A& a, MeasureOptions& o) {
   a(o.warmup_ms, o.min_sample_ms, o.max_launches_per_sample, o.min_samples, o.max_samples,
     o.max_noise, o.time_cap_ms, o.cold, o.race_above_ms, o.race_samples, o.race_first_above_ms, o.energy_ms);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace ktune::gpu {
@@ -142,7 +143,9 @@ VerifyOutcome compare_outputs(const std::vector<HostBuffer>& got,
       return out;
     }
     total += want.count();
-    compare_buffer(*have, want, tol, worst);
+    Tolerance own;
+    std::tie(own.atol, own.rtol) = tol.of(want.name);
+    compare_buffer(*have, want, own, worst);
   }
   if (worst.m.failed_elements > 0) {
     out.ok = false;

@@ -1,6 +1,7 @@
 // Checking a configuration's outputs against the expected ones.
 //
-// An element passes when |got - expected| <= atol + rtol * |expected|; a NaN on
+// An element passes when |got - expected| <= atol + rtol * |expected| (each
+// output's own atol and rtol where it has them); a NaN on
 // either side never passes (poisoned, unwritten outputs are NaN), and neither
 // does an infinity unless both sides are the same infinity. The outcome names
 // the worst element: the one whose error exceeds its allowance by the largest
@@ -21,9 +22,25 @@
 
 namespace ktune::gpu {
 
-struct Tolerance {
+// An output's own tolerances, in place of the common ones.
+struct OutputTolerance {
+  std::string name;
   double atol = 1e-6;
   double rtol = 1e-5;
+};
+
+struct Tolerance {
+  Tolerance() = default;
+  Tolerance(double a, double r) : atol(a), rtol(r) {}
+  double atol = 1e-6;
+  double rtol = 1e-5;
+  std::vector<OutputTolerance> outputs;
+  // The tolerances of the output `name`.
+  std::pair<double, double> of(const std::string& name) const {
+    for (const OutputTolerance& o : outputs)
+      if (o.name == name) return {o.atol, o.rtol};
+    return {atol, rtol};
+  }
 };
 
 struct Mismatch {

@@ -366,10 +366,10 @@ VerifyOutcome DeviceVerifier::compare(const std::vector<DeviceBufferView>& got, 
   const CUdeviceptr failed = words_.ptr(), worst = failed + 8 * n, index = failed + 16 * n;
   check(api_, api_.cuMemsetD8Async(failed, 0, 16 * n, nullptr), "cuMemsetD8Async(verification)");
   check(api_, api_.cuMemsetD8Async(index, 0xFF, 8 * n, nullptr), "cuMemsetD8Async(verification)");
-  double atol = tol.atol, rtol = tol.rtol;
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const DeviceBufferView& want = expected_[i];
+    auto [atol, rtol] = tol.of(want.name);
     total += want.count;
     if (want.count == 0) continue;
     int type = static_cast<int>(want.type);

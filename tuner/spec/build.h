@@ -99,6 +99,8 @@ void read_t1_spec(const Doc& root, Draft& draft);
 // YAML `arguments` and `verify` (yaml_args.cpp).
 void read_yaml_arguments(const Doc& d, Draft& draft);
 void read_yaml_verify(const Doc& d, Draft& draft);
+// An argument's own atol or rtol needs a verify section to apply to.
+void require_verify_for_tolerances(const Draft& draft);
 // T1 `KernelSpecification` (t1_kernel.cpp).
 void read_t1_kernel(const Doc& d, Draft& draft);
 // A T1 file without KernelSpecification (BAT's draft layouts): a space with no

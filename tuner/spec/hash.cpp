@@ -61,6 +61,8 @@ nlohmann::ordered_json argument_json(const Argument& a) {
     if (a.fill.kind == ArgFill::Kind::Copy) j["copy_of"] = a.fill.copy_of;
   }
   j["output"] = a.output;
+  if (a.atol) j["atol"] = *a.atol;
+  if (a.rtol) j["rtol"] = *a.rtol;
   j["read_write"] = a.read_write;
   j["constant_memory"] = a.constant_memory;
   return j;

@@ -61,6 +61,7 @@ struct Argument {
   ArgFill fill;                 // pointers
   Value value;                  // scalars: the value passed, already of the right kind
   bool output = false;          // compared against the reference after each run
+  std::optional<double> atol, rtol;  // an output's own tolerances, in place of verify's
   bool read_write = false;      // an output the kernel also reads (restored, not poisoned)
   // YAML `memory: constant`, T1 MemType Constant: copied to the __constant__
   // array `name` of each configuration's module, not a kernel parameter...

@@ -244,6 +244,7 @@ void read_yaml_spec(const Doc& root, Draft& draft) {
   if (const Doc* r = root.find("restrictions")) read_restrictions(*r, draft);
   if (const Doc* a = root.find("arguments")) read_yaml_arguments(*a, draft);
   if (const Doc* v = root.find("verify")) read_yaml_verify(*v, draft);
+  require_verify_for_tolerances(draft);
   read_metrics(root, draft);
   if (const Doc* s = root.find("strategy")) read_strategy(*s, draft);
   if (const Doc* o = root.find("strategy_options")) read_strategy_options(*o, draft.spec.strategy);

@@ -89,7 +89,7 @@ void read_access(const Doc& a, Argument& arg) {
 Argument read_argument(const Doc& a, Draft& draft) {
   need_map(a, "an argument");
   check_keys(a, {"name", "type", "size", "fill", "value", "seed", "range", "start", "step", "generator", "path",
-                 "mean", "stddev", "of", "output", "access", "memory"},
+                 "mean", "stddev", "of", "output", "atol", "rtol", "access", "memory"},
              "an argument");
   Argument arg;
   arg.where = a.where;
@@ -106,6 +106,13 @@ Argument read_argument(const Doc& a, Draft& draft) {
     fail(t.where, "a vector type by value ('" + type + "') is not supported; pass a buffer ('" + type + "*')");
   arg.type = *et;
   if (const Doc* o = a.find("output")) arg.output = need_bool(*o, "output");
+  for (const char* key : {"atol", "rtol"})
+    if (const Doc* t = a.find(key)) {
+      if (!arg.output) fail(a.key_location(key), std::string("'") + key + "' is an output's tolerance: it needs output: true");
+      const double v = need_number(*t, key);
+      if (!(v >= 0) || !std::isfinite(v)) fail(t->where, std::string(key) + " must be finite and not negative");
+      (key[0] == 'a' ? arg.atol : arg.rtol) = v;
+    }
   read_access(a, arg);
   if (const Doc* m = a.find("memory")) {
     const std::string& where = need_string(*m, "memory");
@@ -116,7 +123,7 @@ Argument read_argument(const Doc& a, Draft& draft) {
   }
   if (!arg.pointer) {
     for (const char* k : {"size", "fill", "seed", "range", "start", "step", "generator", "path", "mean", "stddev",
-                          "of", "output", "access", "memory"})
+                          "of", "output", "atol", "rtol", "access", "memory"})
       if (a.find(k)) fail(a.key_location(k), std::string("'").append(k).append("' applies to buffers (type ending in *), not scalars"));
     const Doc& v = required(a, "value", "scalar argument '" + arg.name + "'");
     arg.value = coerce_to_elem(eval_constant(need_expression(v, "value"), draft), arg.type, v.where, "value");
@@ -223,6 +230,13 @@ void read_yaml_verify(const Doc& d, Draft& draft) {
   bool any_output = false;
   for (const auto& a : draft.spec.arguments) any_output = any_output || a.output;
   if (!any_output) fail(d.where, "verify needs at least one argument with output: true");
+}
+
+void require_verify_for_tolerances(const Draft& draft) {
+  if (draft.spec.verify.mode != Verify::Mode::None) return;
+  for (const Argument& a : draft.spec.arguments)
+    if (a.atol || a.rtol)
+      fail(a.where, "argument '" + a.name + "' has its own tolerance, but the spec has no verify: nothing is checked");
 }
 
 }  // namespace ktune::spec_detail

@@ -262,7 +262,10 @@ gpu::Job GpuEvaluator::make_job(const std::vector<Value>& config, const Compiled
   job.geometry.dynamic_smem = static_cast<uint32_t>(compiled.launch->shared_memory);
   job.args = args_;
   job.verify = have_expected_;
-  job.tolerance = {spec_->verify.atol, spec_->verify.rtol};
+  job.tolerance = gpu::Tolerance(spec_->verify.atol, spec_->verify.rtol);
+  for (const Argument& a : spec_->arguments)
+    if (a.output && (a.atol || a.rtol))
+      job.tolerance.outputs.push_back({a.name, a.atol.value_or(spec_->verify.atol), a.rtol.value_or(spec_->verify.rtol)});
   job.capture_outputs = spec_->verify.mode == Verify::Mode::FirstValid && !have_expected_;
   job.measure_options.cold = options_.cold;
   job.measure_options.energy_ms = options_.energy_ms;
