@@ -1,6 +1,7 @@
 #include "search/compare.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -398,7 +399,7 @@ CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, co
     std::vector<RunCurve> baseline;
     for (size_t i = 0; i < per && !stopped(); ++i)
       baseline.push_back(replay(space, table, l, StrategyRun{"random_sample", {}, ""}, o.first_seed + i, Budget{0, t_max}, o));
-    if (o.progress) o.progress(runs_done += per, per * jobs, "random search over time");
+    if (o.progress) o.progress(runs_done += per, per * jobs, "random search over time", 0.0);
     random_at_points = mean_best_at(baseline, time_points(o.time_budgets), l);
     for (double t : o.time_budgets) {
       std::vector<std::optional<double>> at;
@@ -406,20 +407,48 @@ CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, co
       result.random_at_time.emplace_back(t, spread_of(std::move(at)));
     }
   }
-  for (const StrategyRun& s : strategies) {
-    const std::string label = s.label.empty() ? s.name : s.label;
-    std::vector<RunCurve> runs, timed;
-    for (size_t i = 0; i < per && !stopped(); ++i) {
-      runs.push_back(replay(space, table, l, s, o.first_seed + i, Budget{k_max, 0}, o));
-      if (t_max > 0) timed.push_back(replay(space, table, l, s, o.first_seed + i, Budget{0, t_max}, o));
-      if (o.progress) o.progress(++runs_done, per * jobs, label);
+  // Run i of every strategy, then run i + 1: the time left is weighed by
+  // what each strategy has cost so far, known after the first round.
+  const size_t n = strategies.size();
+  std::vector<std::vector<RunCurve>> runs(n), timed(n);
+  std::vector<double> elapsed(n, 0.0);
+  std::vector<size_t> done(n, 0), left(n, per);
+  for (size_t i = 0; i < per && !stopped(); ++i)
+    for (size_t k = 0; k < n && !stopped(); ++k) {
+      const StrategyRun& s = strategies[k];
+      const auto start = std::chrono::steady_clock::now();
+      runs[k].push_back(replay(space, table, l, s, o.first_seed + i, Budget{k_max, 0}, o));
+      if (t_max > 0) timed[k].push_back(replay(space, table, l, s, o.first_seed + i, Budget{0, t_max}, o));
+      elapsed[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ++done[k];
+      --left[k];
+      if (o.progress)
+        o.progress(++runs_done, per * jobs, s.label.empty() ? s.name : s.label, seconds_left(elapsed, done, left));
     }
-    if (!runs.empty())
-      result.strategies.push_back(summarise(label, runs, timed, l, random, random_at_points, result.random_exact, k_max, o));
-    if (stopped()) break;
-  }
+  for (size_t k = 0; k < n; ++k)
+    if (!runs[k].empty())
+      result.strategies.push_back(summarise(strategies[k].label.empty() ? strategies[k].name : strategies[k].label,
+                                            runs[k], timed[k], l, random, random_at_points, result.random_exact,
+                                            k_max, o));
   result.interrupted = stopped();
   return result;
+}
+
+double seconds_left(const std::vector<double>& elapsed_s, const std::vector<size_t>& done,
+                    const std::vector<size_t>& left) {
+  double all = 0;
+  size_t runs = 0;
+  for (size_t k = 0; k < elapsed_s.size() && k < done.size(); ++k) {
+    all += elapsed_s[k];
+    runs += done[k];
+  }
+  double s = 0;
+  for (size_t k = 0; k < left.size(); ++k) {
+    const bool known = k < done.size() && done[k] > 0 && k < elapsed_s.size();
+    const double per_run = known ? elapsed_s[k] / double(done[k]) : runs > 0 ? all / double(runs) : 0.0;
+    s += per_run * double(left[k]);
+  }
+  return s;
 }
 
 std::vector<AggregateRow> aggregate(const std::vector<LabelledResult>& spaces, double tolerance) {

@@ -86,8 +86,10 @@ struct CompareOptions {
   // compiled then, on the clock, and not again when measured.
   FeatureSource features;
   std::vector<Observation> prior;  // given to the strategies (StrategyContext::prior)
-  // Told after each replayed run: (runs done, runs in all, the strategy's label).
-  std::function<void(size_t, size_t, const std::string&)> progress;
+  // Told after each replayed run: (runs done, runs in all, the strategy's
+  // label, the seconds left by seconds_left). The strategies take turns,
+  // one run each, so that each one's cost is known from the first round.
+  std::function<void(size_t, size_t, const std::string&, double)> progress;
   // Set (Ctrl-C): stop after the run in progress; strategies with runs done
   // are summarised over those, the rest left out (CompareResult::interrupted).
   const std::atomic<bool>* interrupt = nullptr;
@@ -210,6 +212,12 @@ struct LabelledResult {
 // Fractions this close count as equal: a median level with random search's,
 // a run that reached random search's median (runs_at_random_median).
 inline constexpr double kLevelTolerance = 1e-9;
+// The seconds a comparison has left: each job's runs left at that job's own
+// mean seconds per run so far (strategies differ in cost by orders of
+// magnitude), a job with no run done yet at the mean of every run so far.
+double seconds_left(const std::vector<double>& elapsed_s, const std::vector<size_t>& done,
+                    const std::vector<size_t>& left);
+
 std::vector<AggregateRow> aggregate(const std::vector<LabelledResult>& spaces, double tolerance = kLevelTolerance);
 
 // P(Binomial(n, 1/2) <= k): the one-sided sign test's p-value.

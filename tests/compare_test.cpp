@@ -490,6 +490,46 @@ TEST(Compare, NoSuccessAtAllIsAnError) {
   EXPECT_THROW(compare(space, t, {{"random_sample", {}, ""}}, CompareOptions{}), Error);
 }
 
+// The time left is each strategy's runs left at its own cost per run: after
+// ten quick runs of one and one slow run of the other, nine slow runs are left
+// (90 s), not nine at the mean rate (9 s).
+TEST(Compare, TheTimeLeftIsWeighedByEachStrategysCost) {
+  EXPECT_DOUBLE_EQ(seconds_left({1.0, 10.0}, {10, 1}, {0, 9}), 90.0);
+  EXPECT_DOUBLE_EQ(seconds_left({1.0, 10.0}, {10, 1}, {2, 9}), 90.2);
+  // A strategy not yet run: at the mean of every run so far.
+  EXPECT_DOUBLE_EQ(seconds_left({4.0, 0.0}, {2, 0}, {0, 3}), 6.0);
+  EXPECT_DOUBLE_EQ(seconds_left({0.0, 0.0}, {0, 0}, {3, 3}), 0.0);
+}
+
+// The strategies take turns, a run each, so that every one's cost is known
+// after the first round; the results are those of running them one by one.
+TEST(Compare, StrategiesTakeTurns) {
+  const SearchSpace space = line_space();
+  ExhaustiveTable t;
+  for (uint32_t i = 0; i < 60; ++i) t[Config{i}] = {double(i + 1), 1.0};
+  CompareOptions o;
+  o.runs = 3;
+  o.max_fevals = 20;
+  std::vector<std::string> order;
+  std::vector<double> etas;
+  o.progress = [&](size_t, size_t, const std::string& label, double eta) {
+    order.push_back(label);
+    etas.push_back(eta);
+  };
+  const CompareResult both = compare(space, t, {{"random_sample", {}, ""}, {"brute_force", {}, ""}}, o);
+  EXPECT_EQ(order, (std::vector<std::string>{"random_sample", "brute_force", "random_sample", "brute_force",
+                                             "random_sample", "brute_force"}));
+  EXPECT_EQ(etas.back(), 0.0);
+  for (double e : etas) EXPECT_GE(e, 0.0);
+  o.progress = nullptr;
+  const CompareResult alone = compare(space, t, {{"brute_force", {}, ""}}, o);
+  ASSERT_EQ(both.strategies.size(), 2u);
+  EXPECT_EQ(both.strategies[1].name, "brute_force");
+  EXPECT_EQ(to_json(alone).find(R"("name":"brute_force")") != std::string::npos, true);
+  EXPECT_EQ(both.strategies[1].p_score, alone.strategies[0].p_score);
+  EXPECT_EQ(both.strategies[1].fraction_at_budget[0].second.median, alone.strategies[0].fraction_at_budget[0].second.median);
+}
+
 // A misspelt strategy or option among several is refused before any replay
 // runs (the progress callback is never called), not after the ones before it.
 TEST(Compare, AnUnknownStrategyIsRefusedBeforeAnyRun) {
@@ -499,7 +539,7 @@ TEST(Compare, AnUnknownStrategyIsRefusedBeforeAnyRun) {
   CompareOptions o;
   o.runs = 3;
   size_t progressed = 0;
-  o.progress = [&](size_t, size_t, const std::string&) { ++progressed; };
+  o.progress = [&](size_t, size_t, const std::string&, double) { ++progressed; };
   EXPECT_THROW(compare(space, t, {{"random_sample", {}, ""}, {"random", {}, ""}}, o), Error);
   EXPECT_THROW(compare(space, t, {{"random_sample", {}, ""}, {"vnd", {{"patience_x", Value(int64_t{3})}}, ""}}, o),
                Error);

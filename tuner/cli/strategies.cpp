@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -219,7 +220,9 @@ int run_compare(const CompareCliOptions& o) {
   // Long comparisons (many strategies, runs or a large budget) show where they are.
   // With time budgets, random search's runs on the clock come first.
   Progress bar("compare", std::max<size_t>(o.runs, 1) * (strategies.size() + (co.time_budgets.empty() ? 0 : 1)), true);
-  co.progress = [&bar](size_t done, size_t, const std::string& label) { bar.update(done, label); };
+  co.progress = [&bar](size_t done, size_t, const std::string& label, double eta_s) {
+    bar.update(done, label, eta_s);
+  };
   co.interrupt = &interrupted();
   const CompareResult r = [&] {
     const CatchInterrupt ctrl_c;
@@ -329,6 +332,7 @@ int run_manifest(const CompareCliOptions& o) {
   const size_t jobs = strategies.size() + (o.time_budgets.empty() ? 0 : 1);  // random search's runs on the clock
   Progress bar("compare", std::max<size_t>(o.runs, 1) * jobs * entries.size(), true);
   size_t done_before = 0;
+  double spaces_s = 0;  // the spaces done so far took this long
   bool stopped = false;
   {
     const CatchInterrupt ctrl_c;
@@ -342,12 +346,19 @@ int run_manifest(const CompareCliOptions& o) {
       CompareOptions co = base_options(o, spec, replay);
       co.budgets = {20, 50, 100, 200};
       co.fractions = {0.9, 0.95};
-      co.progress = [&](size_t done, size_t, const std::string& label) {
-        bar.update(done_before + done, e.label + " " + label);
+      // The spaces left are taken at the mean time of a space so far, this
+      // one counted at its projected length.
+      const auto entry_start = std::chrono::steady_clock::now();
+      const size_t entries_after = entries.size() - 1 - spaces.size();
+      co.progress = [&, entry_start, entries_after](size_t done, size_t, const std::string& label, double eta_s) {
+        const double here = std::chrono::duration<double>(std::chrono::steady_clock::now() - entry_start).count();
+        const double per_space = (spaces_s + here + eta_s) / double(spaces.size() + 1);
+        bar.update(done_before + done, e.label + " " + label, eta_s + per_space * double(entries_after));
       };
       co.interrupt = &interrupted();
       CompareResult r = compare(spec.space(), table, strategies, co);
       done_before += std::max<size_t>(o.runs, 1) * jobs;
+      spaces_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - entry_start).count();
       Json j = Json::parse(to_json(r));
       spaces.push_back({{"label", e.label}, {"spec", e.spec}, {"data", e.data}, {"device", replay.device().name},
                         {"result", j}});

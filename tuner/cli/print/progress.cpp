@@ -23,7 +23,7 @@ static std::string duration(double s) {
   return buf;
 }
 
-void Progress::update(size_t done, const std::string& note) {
+void Progress::update(size_t done, const std::string& note, std::optional<double> eta_s) {
   if (!enabled_) return;
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = std::chrono::steady_clock::now();
@@ -37,7 +37,7 @@ void Progress::update(size_t done, const std::string& note) {
   last_ = now;
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double rate = elapsed > 0 ? done / elapsed : 0;
-  const double eta = rate > 0 && total_ > done ? (total_ - done) / rate : 0;
+  const double eta = total_ <= done ? 0 : eta_s ? *eta_s : rate > 0 ? (total_ - done) / rate : 0;
   const int width = 24;
   const int filled = total_ ? int(width * double(done) / total_) : width;
   std::fprintf(stderr, "%s%s [%s%s] %zu/%zu  %.1f/s  elapsed %s  eta %s  %s%s", tty_ ? "\r\033[K" : "",

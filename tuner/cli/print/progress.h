@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace ktune {
@@ -14,7 +15,9 @@ namespace ktune {
 class Progress {
  public:
   Progress(std::string label, size_t total, bool enabled);
-  void update(size_t done, const std::string& note = "");
+  // eta_s: the seconds left where the caller knows better than the rate so
+  // far (work whose parts differ in cost); else from the rate.
+  void update(size_t done, const std::string& note = "", std::optional<double> eta_s = std::nullopt);
   void finish();
 
  private:
