@@ -39,7 +39,8 @@ def cli(*args: str, capture: bool = False):
     return (status, out) if capture else status
 
 
+from . import util  # noqa: E402
 from .kernel import Kernel  # noqa: E402
 from .kernel_tuner import run_kernel, tune_kernel  # noqa: E402
 
-__all__ = ["tune_kernel", "run_kernel", "Kernel", "cli", "Error", "BadInput"]
+__all__ = ["tune_kernel", "run_kernel", "Kernel", "cli", "util", "Error", "BadInput"]

@@ -17,7 +17,6 @@ import os
 import shutil
 import sys
 import tempfile
-import warnings
 from typing import Any
 
 import numpy as np
@@ -122,12 +121,8 @@ class _Translation:
             if div is not None:
                 self.spec[f"grid_div_{axis}"] = _expressions(div, f"grid_div_{axis}")
         if block_size_names is not None:
-            names = list(block_size_names)
-            for n in names:
-                if n not in tune_params:
-                    warnings.warn(f"block_size_names: {n!r} is not a tunable parameter: "
-                                  "that block dimension is 1", UserWarning, stacklevel=4)
-            self.spec["block_size_names"] = names
+            # A name that is no parameter is 1, with the spec's note (Kernel Tuner's warning).
+            self.spec["block_size_names"] = [str(n) for n in block_size_names]
         if smem_args:
             for key in smem_args:
                 if key != "size":
@@ -201,6 +196,11 @@ class _Translation:
 
     def _buffer(self, name, array, data, what):
         entry = {"name": name, "type": spec_type(dtype_of(array), what) + "*", "size": int(array.size)}
+        if array.size == 0:
+            # Kernel Tuner passes an empty array (a kernel that reads none of it);
+            # a spec buffer holds at least one element: one zero.
+            entry.update(size=1, fill="zeros")
+            return entry
         if data:
             path = os.path.join(self.folder, name + ".bin")
             np.ascontiguousarray(array).tofile(path)
@@ -217,6 +217,13 @@ class _Translation:
             f.write(json.dumps(self.spec, indent=1))
             f.write("\n")
         return path
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars (in a tuple or list) as Python's, so env stays JSON-serialisable."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _lanes(array: np.ndarray) -> np.ndarray:
@@ -277,9 +284,11 @@ def _run_rows(rows: list[dict], summary: dict, param_names: list[str]) -> list[d
     return taken + own
 
 
-def _run(args: list[str], capture: bool) -> str:
+def _run(args: list[str], capture: bool, ran_but_failed_is_ok: bool = False) -> str:
     sys.stdout.flush()
     status, out = _ktune.run_command_line(args, capture)
+    if status == 1 and ran_but_failed_is_ok:
+        return out
     if status != 0:
         # ktune printed why on stderr; its exit status says whose fault it was.
         kind = BadInput if status == 2 else Error
@@ -341,8 +350,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             t.spec["higher_is_better"] = bool(objective_higher_is_better)
         if iterations != 7:
             t.spec["iterations"] = int(iterations)
-        if strategy is not None:
-            t.spec["strategy"] = strategy
+        # Kernel Tuner's default is to try every configuration.
+        t.spec["strategy"] = strategy if strategy is not None else "brute_force"
         if strategy_options:
             t.spec["strategy_options"] = {k: v for k, v in strategy_options.items()}
         spec = t.write()
@@ -366,7 +375,11 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             if cache_path and os.path.exists(cache_path):
                 # Kernel Tuner measures nothing its cache holds: import it, then the run reuses it.
                 _run(["import", cache_path, *common], capture=True)
-        summary = json.loads(_run(args, capture=True))
+        # Exit status 1 with a summary: the run went through and no configuration
+        # ran correctly. Kernel Tuner's caller gets the failures as results.
+        summary = json.loads(_run(args, capture=True, ran_but_failed_is_ok=True) or "null")
+        if not summary:
+            raise Error(f"`ktune {' '.join(args)}` failed (its message is above)")
         rows = json.loads(_run(["results", spec, "--json", "--samples", *common,
                                 "--device", summary["device"]], capture=True))
         rows = _run_rows(rows, summary, list(tune_params))
@@ -382,12 +395,12 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     env = {
         "device_name": summary["device"],
         "kernel_name": kernel_name,
-        "problem_size": problem_size,
+        "problem_size": _plain(problem_size),
         "tune_params": tune_params,
         "iterations": iterations,
         "objective": summary.get("objective", "time"),
         "objective_higher_is_better": bool(objective_higher_is_better),
-        "strategy": strategy or "ktune default",
+        "strategy": strategy or "brute_force",
         "strategy_options": strategy_options or {},
         "simulation_mode": bool(simulation_mode),
         "best_config": best,

@@ -3,7 +3,8 @@ import pathlib
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+# The checkout (templates/, examples/data/); KTUNE_SOURCE_ROOT where the tests were copied elsewhere.
+ROOT = pathlib.Path(os.environ.get("KTUNE_SOURCE_ROOT") or pathlib.Path(__file__).resolve().parents[2])
 
 
 def _gpu_present() -> bool:

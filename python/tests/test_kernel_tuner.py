@@ -152,3 +152,12 @@ def test_kernel_chooses_offline(root):
     assert [p[0] for p in k.parameters] == ["c", "a", "b", "n"]
     other = k.choose({"n": N}, device_name="NVIDIA H200", compute_capability=90)
     assert other["match"] == "same compute capability"
+
+
+def test_empty_array_and_numpy_problem_size(tmp_path):
+    from ktune.kernel_tuner import _Translation, _plain
+
+    t = _Translation(str(tmp_path))
+    t.arguments([np.zeros(0, np.float32), np.ones(2, np.float32)], None, 1e-6, None, data=True)
+    assert t.spec["arguments"][0] == {"name": "arg0", "type": "float*", "size": 1, "fill": "zeros"}
+    assert json.dumps(_plain((np.int32(3), np.int64(4)))) == "[3, 4]"
