@@ -32,6 +32,14 @@ if [ "${KTUNE_SETUP_NO_CHROMIUM:-0}" != 1 ] && ! command -v chromium >/dev/null 
   { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium; } ||
     echo "setup: chromium could not be installed; the report's rendering test will skip" >&2
 fi
+# The Python package (scripts/test_python.sh) needs python3 >= 3.9 with venv,
+# pip and its headers; its build requirements come from the Python registry.
+if ! python3 -c 'import sys, sysconfig, venv, ensurepip, os; sys.exit(sys.version_info < (3, 9) or not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing python3 with venv and headers"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3 python3-venv python3-dev python3-pip
+fi
 command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || {
   echo "setup: the CUDA toolkit (13.x) is required in /usr/local/cuda; it is not a Debian package" >&2; exit 1; }
 echo "setup: all build dependencies present"

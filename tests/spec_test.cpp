@@ -351,3 +351,23 @@ TEST(SpecExample, VectorAddLoads) {
 
 }  // namespace
 }  // namespace ktune
+
+// Kernel Tuner's CLBlast GEMM examples name the block
+// ["MDIMC", "NDIMC", "block_size_z"] where block_size_z is no parameter:
+// that dimension is 1, with a note (Kernel Tuner warns so).
+TEST(SpecYaml, BlockSizeNameThatIsNoParameterIsOneWithANote) {
+  Spec s = load_spec_text(
+      "kernel: {name: gemm, source: missing.cu}\n"
+      "problem_size: [64, 64]\n"
+      "block_size_names: [MDIMC, NDIMC, block_size_z]\n"
+      "tune_params: {MDIMC: [8, 16], NDIMC: [8, 16]}\n",
+      "clblast.yaml", Spec::Format::Yaml);
+  auto c = config(s, {{"MDIMC", 16}, {"NDIMC", 8}});
+  LaunchResult r = s.geometry(c);
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.launch->block, (Dim3{16, 8, 1}));
+  EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(), [](const std::string& n) {
+    return n.find("clblast.yaml:3") != std::string::npos && n.find("'block_size_z'") != std::string::npos &&
+           n.find("block dimension z is 1") != std::string::npos;
+  })) << ::testing::PrintToString(s.notes);
+}

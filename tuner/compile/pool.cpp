@@ -24,6 +24,7 @@
 #include <string>
 
 #include "ktune/error.h"
+#include "tuner/base/worker_program.h"
 #include "tuner/compile/messages.h"
 
 namespace ktune {
@@ -309,13 +310,8 @@ CompilePool::CompilePool(CompilePoolOptions options) : options_(std::move(option
   resolved.cuda_include_dir = compiler_.cuda_include_dir();
   std::string exe;
   if (!in_process_) {
-    char path[4096];
-    const ssize_t len = ::readlink("/proc/self/exe", path, sizeof path - 1);
-    if (len > 0) {
-      exe.assign(path, static_cast<std::size_t>(len));
-    } else {
-      in_process_ = true;
-    }
+    exe = worker_program();
+    if (exe.empty()) in_process_ = true;
   }
   for (unsigned i = 0; i < n; ++i) slots_.push_back(std::make_unique<Slot>(exe, resolved, in_process_));
   for (auto& slot : slots_) threads_.emplace_back([this, s = slot.get()] { serve(*s); });

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <vector>
 
+#include "tuner/base/worker_program.h"
 #include "tuner/gpu/worker.h"
 
 namespace ktune::gpu {
@@ -69,10 +70,9 @@ constexpr const char* kWorkerVariable = "KTUNE_GPU_WORKER";
 Ready fork_worker(int gpu, double timeout_s, pid_t& pid, int& fd) {
   pid = -1;
   fd = -1;
-  char exe[4096];
-  ssize_t len = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len <= 0) return failure(std::string("cannot find this program: ") + std::strerror(errno));
-  exe[len] = '\0';
+  const std::string program = worker_program();
+  if (program.empty()) return failure(std::string("cannot find this program: ") + std::strerror(errno));
+  const char* exe = program.c_str();
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     return failure(std::string("socketpair: ") + std::strerror(errno));

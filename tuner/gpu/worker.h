@@ -17,7 +17,8 @@
 namespace ktune {
 
 // ktune starts its compile children and its GPU worker by executing its own
-// program (/proc/self/exe) with an environment variable that says which.
+// program (worker_program(), tuner/base/worker_program.h) with an environment
+// variable that says which.
 // Every program that links the tuner calls this first in main(): in such a
 // child it serves its parent and exits, never returning; elsewhere it returns
 // at once. `hooks` reach the compile children (tests inject faults there).

@@ -112,9 +112,13 @@ void read_block(const Doc& root, Draft& draft) {
     bool written = names && i < names->items.size();
     if (is_param(draft, n) || constants.count(n)) {
       s.block[i] = {expr::Expression::parse(n, written ? names->items[i].where : SourceLocation{}), {}};
-    } else if (written) {
-      fail(names->items[i].where, "block size name '" + n + "' is neither a tunable parameter nor a constant");
     } else {
+      // Kernel Tuner's rule: such a name is block dimension 1 (its CLBlast
+      // GEMM examples name "block_size_z" so), with a warning.
+      if (written)
+        s.notes.push_back(names->items[i].where.str() + ": block size name '" + n +
+                          "' is neither a tunable parameter nor a constant: block dimension " +
+                          std::string(1, "xyz"[i]) + " is 1, as Kernel Tuner takes it");
       s.block[i] = literal("1");
     }
   }

@@ -56,6 +56,7 @@ void TuneReport::measured(const Measured& m) {
 
 void TuneReport::reused(const db::Evaluation& e) {
   ++resumed_;
+  reused_keys_.insert(db::config_key(e.config));
   if (e.status == db::Status::Ok) ++ok_;
   evals_.push_back(e);
 }
@@ -178,6 +179,16 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
       best.push_back(row);
     }
     j["best"] = best;
+    // What the run took from the database instead of measuring (Kernel
+    // Tuner's cache hits): its rows belong to earlier runs.
+    cli::Json reused = cli::Json::array();
+    for (const db::Evaluation& e : evals_) {
+      if (!reused_keys_.count(db::config_key(e.config))) continue;
+      cli::Json c = cli::Json::object();
+      for (size_t p = 0; p < params.size(); ++p) c[params[p].name] = cli::to_json(e.config[p]);
+      reused.push_back(c);
+    }
+    j["reused_configs"] = reused;
     for (const auto& [key, value] : extra_json_.items()) j[key] = value;
     std::cout << j.dump(2) << '\n';
     return;
