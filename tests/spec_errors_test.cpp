@@ -178,7 +178,6 @@ TEST(SpecErrors, CrossReferenceMistakes) {
       {"objective: gflops\n", "objective 'gflops'", 4},
       {"metrics: {time: time_ms}\n", "'time' is the measured time", 4},
       {"constants: {block_size_x: 3}\n", "has the name of a constant", 3},
-      {"block_size_names: [bx]\n", "'bx' is neither", 4},
       {"grid: [1]\ngrid_div_x: [block_size_x]\n", "alternatives", 5},
       {"verify: {reference: first_valid}\n", "output: true", 4},
       {"verify: {reference: {kernel: ref}, atol: -1}\narguments: [{name: x, type: float*, size: 8, output: true}]\n",

@@ -350,8 +350,6 @@ TEST(SpecExample, VectorAddLoads) {
 }
 
 }  // namespace
-}  // namespace ktune
-
 // Kernel Tuner's CLBlast GEMM examples name the block
 // ["MDIMC", "NDIMC", "block_size_z"] where block_size_z is no parameter:
 // that dimension is 1, with a note (Kernel Tuner warns so).
@@ -371,3 +369,5 @@ TEST(SpecYaml, BlockSizeNameThatIsNoParameterIsOneWithANote) {
            n.find("block dimension z is 1") != std::string::npos;
   })) << ::testing::PrintToString(s.notes);
 }
+
+}  // namespace ktune
