@@ -26,14 +26,14 @@
 // the best, `explore_stalled` of the proposals are random picks until one
 // does, earned or not. A run that still improves
 // (the A100 convolution, whose best climbs in steps to 200 evaluations)
-// rarely stalls that long; one polishing a trap does at once
-// (docs/strategies.md, "eighteenth session"). The picks put each parameter
-// at an end of its value list (`explore_edges`, 1 by default) while such
-// corners remain: on kernels published by others the fastest configuration
-// sits there more often than uniform picks go (the widest block, the
-// longest tile; "twenty-second session"); on ktune's own templates, whose
-// value lists bracket the optimum, they are slow, and the share stops
-// after its trial ("twenty-third session").
+// rarely stalls that long; one polishing a trap does at once. The picks put
+// each parameter at an end of its value list (`explore_edges`, 1 by
+// default) while such corners remain: on kernels published by others the
+// fastest configuration sits there more often than uniform picks go (the
+// widest block, the longest tile); on ktune's own templates, whose value
+// lists bracket the optimum, they are slow, and the earned share stops
+// after its three-pick trial. The figures behind each rule:
+// docs/strategies.md, "The default: portfolio".
 #include <algorithm>
 #include <condition_variable>
 #include <exception>

@@ -104,16 +104,16 @@ const StrategyInfo& strategy_info(const std::string& name) {
   throw Error::bad_input("unknown strategy '" + name + "' (ktune strategies list)");
 }
 
-// Chosen by measurement (docs/strategies.md, "Held-out spaces" and "Choosing
-// the default"): forest, tpe and vnd, each proposing in proportion to its
-// improvements on the best. model_rank alone was excellent on the team's own
-// recordings but behind random search at 10 of 48 points of recordings
-// nobody here made (a GP on value indices models the bulk, and the A100
-// convolution's best configurations combine two switches that are each poor
-// on average); forest's trees model such combinations, tpe models what the
-// best results share, and vnd walks to needles whose neighbours are slow.
-// With forest in model_rank's place the spent held-out set's mean P-score
-// went from 0.52 to 0.63 and the team's own recordings stayed level.
+// Chosen by measurement (docs/strategies.md, "The default: portfolio" and
+// "Choosing the default"): forest, tpe and vnd, each proposing in proportion
+// to its improvements on the best. A GP on value indices (model_rank) models
+// the bulk of a space: it is strong on the team's own recordings but behind
+// random search at 10 of 48 points of recordings nobody here made, whose
+// best configurations (the A100 convolution's) combine two switches that are
+// each poor on average. forest's trees model such combinations, tpe models
+// what the best results share, and vnd walks to needles whose neighbours are
+// slow: with forest in model_rank's place the spent held-out set's mean
+// P-score is 0.63 against 0.52, level on the team's own recordings.
 const char* default_strategy_name() { return "portfolio"; }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name, StrategyContext ctx) {

@@ -293,7 +293,7 @@ std::vector<Config> StrategyBase::design_wave(size_t max_batch, size_t size, std
     // A random design of 10 on a flat space can miss the one combination
     // that wins (Kernel Tuner's pnpoly: one method at the two longest tiles
     // of eleven); spread evenly, each value is tried (docs/strategies.md,
-    // "seventeenth session").
+    // "The default: portfolio").
     if (prior.empty() && num_results() < size && whole_product()) prior = latin_hypercube(size - num_results());
   }
   std::erase_if(prior, [&](const Config& c) { return known(c); });

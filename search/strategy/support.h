@@ -142,7 +142,7 @@ class StrategyBase : public Strategy {
   // On kernels published by others the fastest configuration lies at the
   // ends of the value lists (the widest block, the longest tile, no
   // padding) more often than uniform draws reach them; on ktune's own
-  // templates less often (docs/strategies.md, "twenty-second session").
+  // templates less often (docs/strategies.md, "The default: portfolio").
   std::vector<Config> sample_edges(size_t n, double edge);
   // Valid neighbours not known yet, shuffled.
   std::vector<Config> unknown_neighbours(const Config& c, NeighbourKind kind);

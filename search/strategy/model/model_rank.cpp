@@ -118,8 +118,8 @@ class ModelRank final : public StrategyBase {
   // a model that believes its own mean at the picks before it (the "kriging
   // believer"): their uncertainty is gone, so the next pick goes where the
   // model still expects a gain, not next to the last one. The first n of one
-  // ranking were near-copies: on gemm_wgmma_h100 with batches of 8 (a GPU
-  // run's) the default's median after 10 evaluations was 0.83 of the optimum
+  // ranking are near-copies: on gemm_wgmma_h100 in batches of 8 (a GPU
+  // run's) they leave the median after 10 evaluations at 0.83 of the optimum
   // against 0.99 one at a time (docs/benchmarks.md).
   std::vector<Config> best_of(const TrainingSet& t, const std::vector<Config>& pool, size_t n, bool with_features) {
     std::vector<Config> wave;
