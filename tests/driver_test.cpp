@@ -81,6 +81,7 @@ Job sample_job() {
   j.verify = true;
   j.tolerance = {1e-3, 0.5};
   j.capture_outputs = true;
+  j.capture_every_buffer = true;
   j.measure_options.cold = true;
   j.measure_options.max_noise = 0.01;
   j.timeout_s = 2.5;
@@ -105,6 +106,7 @@ TEST(Protocol, JobRoundTrip) {
   EXPECT_TRUE(back.args[0].read_write);
   EXPECT_EQ(back.args[2].int_value, (std::int64_t{1} << 60) + 3);
   EXPECT_DOUBLE_EQ(back.tolerance.rtol, 0.5);
+  EXPECT_TRUE(back.capture_every_buffer);
   EXPECT_TRUE(back.measure_options.cold);
   EXPECT_DOUBLE_EQ(back.timeout_s, 2.5);
 }

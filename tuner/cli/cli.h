@@ -92,6 +92,7 @@ void add_query_commands(CLI::App& app, CommandResult& result);   // best, result
 void add_interop_commands(CLI::App& app, CommandResult& result); // import, export
 void add_merge_command(CLI::App& app, CommandResult& result);    // merge: databases into one
 void add_devices_command(CLI::App& app, CommandResult& result);
+void add_run_command(CLI::App& app, CommandResult& result);      // run: one configuration once, its outputs
 void add_profile_command(CLI::App& app, CommandResult& result);
 void add_strategies_command(CLI::App& app, CommandResult& result);
 void add_compare_command(CLI::App& app, CommandResult& result);  // compare: portability across devices

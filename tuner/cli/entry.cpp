@@ -19,6 +19,7 @@ int run_command_line(int argc, char** argv) {
   add_space_command(app, result);
   add_compile_command(app, result);
   add_tune_command(app, result);
+  add_run_command(app, result);
   add_query_commands(app, result);
   add_interop_commands(app, result);
   add_merge_command(app, result);

@@ -331,4 +331,18 @@ std::vector<HostBuffer> ArgumentSet::read_outputs() const {
   return out;
 }
 
+std::vector<HostBuffer> ArgumentSet::read_buffers() const {
+  std::vector<HostBuffer> out;
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    const ArgSpec& a = specs_[i];
+    if (a.kind != ArgKind::Buffer) continue;
+    HostBuffer b{a.name, a.type, std::vector<std::uint8_t>(a.count * elem_size(a.type))};
+    if (!b.bytes.empty())
+      check(api_, api_.cuMemcpyDtoH(b.bytes.data(), memory_[i].ptr(), b.bytes.size()),
+            "cuMemcpyDtoH(argument '" + a.name + "')");
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
 }  // namespace ktune::gpu

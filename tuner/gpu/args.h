@@ -150,6 +150,8 @@ class ArgumentSet {
   std::string upload_constants(const Module& module) const;
   // The current contents of every output buffer, in argument order.
   std::vector<HostBuffer> read_outputs() const;
+  // The current contents of every buffer argument (outputs or not), in argument order.
+  std::vector<HostBuffer> read_buffers() const;
   // Every output buffer on the device, in argument order; valid while this lives.
   const std::vector<DeviceBufferView>& device_outputs() const { return outputs_; }
   const std::vector<ArgSpec>& specs() const { return specs_; }

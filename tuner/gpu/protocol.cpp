@@ -20,7 +20,7 @@ template <class A> void fields(A& a, MeasureOptions& o) {
 }
 template <class A> void fields(A& a, Job& j) {
   a(j.label, j.cubin, j.kernel_name, j.geometry, j.args, j.verify, j.tolerance,
-    j.capture_outputs, j.keep_as_expected, j.measure, j.measure_options, j.timeout_s, j.profile, j.metrics);
+    j.capture_outputs, j.capture_every_buffer, j.keep_as_expected, j.measure, j.measure_options, j.timeout_s, j.profile, j.metrics);
 }
 template <class A> void fields(A& a, Timing& t) {
   a(t.median_ms, t.min_ms, t.max_ms, t.mean_ms, t.stddev_ms, t.noise, t.launches_per_sample,

@@ -37,6 +37,10 @@ struct Job {
   bool verify = false;               // compare outputs with the engine's expected outputs
   Tolerance tolerance;
   bool capture_outputs = false;      // return the outputs (to become the reference)
+  // With capture_outputs: every buffer argument as the run left it, not only
+  // the outputs (a one-off run that shows its inputs too). A run whose
+  // verification fails returns them all the same.
+  bool capture_every_buffer = false;
   // Keep the outputs in the worker as the expected outputs of later verified
   // jobs (a reference run), on the device where there is room.
   bool keep_as_expected = false;
@@ -57,7 +61,7 @@ struct Result {
   FunctionAttributes resources;               // when the kernel loaded
   Sensors sensors;                   // NVML reading right after the measurement
   std::optional<Mismatch> mismatch;  // when status is WrongResult because of an element
-  std::vector<HostBuffer> outputs;   // when capture_outputs and the run succeeded
+  std::vector<HostBuffer> outputs;   // when capture_outputs and the kernel ran (verified or not)
   double wall_ms = 0;                // the whole job, as the parent saw it
   // Phases as the worker timed them (host wall clock, each ending in a sync):
   double load_ms = 0;                // module load, function lookup, attributes

@@ -278,11 +278,17 @@ void Session::execute(const Job& job, Result& r) {
     progress(0);
     // Outputs come to the host only for the parent (capture) or a host compare.
     std::vector<HostBuffer> outputs;
-    if (job.capture_outputs || (job.verify && !on_device)) outputs = args.read_outputs();
+    const bool capture_outputs_only = job.capture_outputs && !job.capture_every_buffer;
+    if (capture_outputs_only || (job.verify && !on_device)) outputs = args.read_outputs();
+    // What the parent asked to see, wrong results included.
+    auto capture = [&] {
+      if (job.capture_outputs) r.outputs = job.capture_every_buffer ? args.read_buffers() : std::move(outputs);
+    };
     if (job.verify) {
       VerifyOutcome v = on_device ? verifier_->compare(args.device_outputs(), job.tolerance)
                                   : compare_outputs(outputs, expected_, job.tolerance);
       if (!v.ok) {
+        capture();
         r.verify_ms = lap();
         r.status = Status::WrongResult;
         r.reason = v.reason;
@@ -291,7 +297,7 @@ void Session::execute(const Job& job, Result& r) {
       }
     }
     if (job.keep_as_expected) keep_expected(args);
-    if (job.capture_outputs) r.outputs = std::move(outputs);
+    capture();
     r.verify_ms = lap();
   }
   if (job.measure) {

@@ -132,7 +132,7 @@ GpuEvaluator::GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options) : spec
   gpu::EngineOptions eo;
   eo.interrupt = options.interrupt;
   auto started = gpu::Engine::start(options.gpu, eo);
-  if (!started.engine) throw Error::failed("cannot tune on a GPU: " + started.message);
+  if (!started.engine) throw Error::failed("cannot open GPU " + std::to_string(options.gpu) + ": " + started.message);
   engine_ = std::move(started.engine);
   const Arch device_arch(engine_->device().cc_major * 10 + engine_->device().cc_minor);
   const std::optional<Arch> target = spec.kernel.target_arch(device_arch);
@@ -306,15 +306,11 @@ gpu::Result GpuEvaluator::run_job(gpu::Job job, bool race) {
   return r;
 }
 
-Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Compiled& compiled) {
-  Measured m;
-  db::Evaluation& e = m.eval;
-  e.config = config;
-  e.timestamp = db::now_iso8601();
+bool GpuEvaluator::take_compile(const Compiled& compiled, db::Evaluation& e) {
   if (!compiled.launch) {
     e.status = db::Status::Invalid;
     e.reason = compiled.launch_error;
-    return m;
+    return false;
   }
   e.compile_ms = compiled.result.cache_hit ? 0.0 : compiled.result.compile_ms;
   const KernelResources& res = compiled.result.resources;
@@ -323,13 +319,22 @@ Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Compiled&
     e.log = compiled.result.log;
     e.reason = compiled.result.error_line();
     if (e.reason.empty()) e.reason = "compilation failed";
-    return m;
+    return false;
   }
   e.registers = res.registers;
   e.shared_bytes = static_cast<int64_t>(res.static_smem);
   e.local_bytes = static_cast<int64_t>(res.local_bytes);
   if (compiled.result.occupancy && compiled.result.occupancy->error.empty())
     e.occupancy = compiled.result.occupancy->fraction;
+  return true;
+}
+
+Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Compiled& compiled) {
+  Measured m;
+  db::Evaluation& e = m.eval;
+  e.config = config;
+  e.timestamp = db::now_iso8601();
+  if (!take_compile(compiled, e)) return m;
   const gpu::Result r = run_job(make_job(config, compiled));
   if (r.interrupted) throw Error::failed("interrupted");
   e.status = r.status;
@@ -543,6 +548,35 @@ std::vector<GpuEvaluator::Compiled> GpuEvaluator::compile_all(std::span<const st
     if (tickets[i]) compiled[i].result = pool_->take(*tickets[i]);
   untaken.clear();
   return compiled;
+}
+
+GpuEvaluator::Ran GpuEvaluator::run_once(const std::vector<Value>& config, bool all_buffers) {
+  Ran out;
+  db::Evaluation& e = out.eval;
+  e.config = config;
+  e.timestamp = db::now_iso8601();
+  const std::vector<Compiled> compiled = compile_all(std::span<const std::vector<Value>>(&config, 1));
+  out.cache_hit = compiled[0].result.cache_hit;
+  if (!take_compile(compiled[0], e)) return out;
+  // The job tuning would run, less the timing: the same arguments, fills,
+  // tolerances and launch, through the worker's verified run.
+  gpu::Job job = make_job(config, compiled[0]);
+  job.measure = false;
+  job.capture_outputs = true;
+  job.capture_every_buffer = all_buffers;
+  out.verified = job.verify;
+  gpu::Result r = run_job(std::move(job), false);
+  e.status = r.status;
+  e.reason = r.reason;
+  e.load_ms = r.load_ms;
+  if (r.verify_ms > 0) e.verify_ms = r.verify_ms;
+  if (r.resources.registers) {
+    e.registers = r.resources.registers;
+    e.occupancy = r.resources.occupancy;
+  }
+  out.mismatch = std::move(r.mismatch);
+  out.buffers = std::move(r.outputs);
+  return out;
 }
 
 std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>> configs, int rounds) {

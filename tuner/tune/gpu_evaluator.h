@@ -89,6 +89,19 @@ class GpuEvaluator : public ConfigEvaluator {
   std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
                                 const std::vector<std::string>& metrics) override;
 
+  // One configuration compiled (through the cubin cache) and run once, not
+  // timed: checked against the expected outputs where the spec has them (a
+  // reference kernel's or a file's), and its outputs brought back, every
+  // buffer argument with all_buffers, those of a wrong result too.
+  struct Ran {
+    db::Evaluation eval;     // status, reason, compile figures and resources
+    bool cache_hit = false;  // the cubin came from the cache
+    bool verified = false;   // compared with the expected outputs (eval.status says how it went)
+    std::optional<gpu::Mismatch> mismatch;
+    std::vector<gpu::HostBuffer> buffers;  // in argument order
+  };
+  Ran run_once(const std::vector<Value>& config, bool all_buffers);
+
   const gpu::DeviceProperties& gpu_device() const { return engine_->device(); }
   // device() with its measured roofs (copy bandwidth, FP32 FMA throughput),
   // from two kernels of ktune's own run on this GPU.
@@ -105,6 +118,10 @@ class GpuEvaluator : public ConfigEvaluator {
   // awaited): what remeasure and profile run over.
   std::vector<Compiled> compile_all(std::span<const std::vector<Value>> configs);
   Measured run_one(const std::vector<Value>& config, const Compiled& compiled);
+  // The compile's outcome in `e`: the status and reason of a configuration
+  // that cannot run (invalid launch, compile error), else its resources.
+  // Returns whether it can run.
+  static bool take_compile(const Compiled& compiled, db::Evaluation& e);
   gpu::Job make_job(const std::vector<Value>& config, const Compiled& compiled) const;
   // The engine's answer to `job`, with the warm-up chosen by how long the GPU has been idle.
   gpu::Result run_job(gpu::Job job, bool race = true);
