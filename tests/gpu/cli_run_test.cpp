@@ -119,6 +119,10 @@ TEST(CliRunGpu, AWrongResultIsReportedWithItsOutputsAndAFaultWithout) {
   EXPECT_EQ(c[1234], 2.0f * a[1234] + 1.0f);
   EXPECT_EQ(c[1233], 2.0f * a[1233]);
   fs::remove_all(dir);
+  out = run(ktune_binary() + " run " + spec + " --config fault_mode=3,block_size_x=256 --set n=65536 2>&1");
+  EXPECT_NE(out.find("verify: FAILED (wrong_result) against the reference kernel broken_ref: "), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("outputs:\n  c: float x 65536\n"), std::string::npos) << out;
 
   // fault_mode 1: a write far outside the allocation.
   cmd = ktune_binary() + " run " + spec + " --config fault_mode=1,block_size_x=256 --set n=65536 -o " + dir.string();

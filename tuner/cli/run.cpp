@@ -16,6 +16,7 @@
 
 #include "ktune/error.h"
 #include "tuner/cli/cli.h"
+#include "tuner/cli/run.h"
 #include "tuner/cli/print/json.h"
 #include "tuner/cli/print/table.h"
 #include "tuner/spec/spec.h"
@@ -101,7 +102,8 @@ std::string verify_text(const Spec& spec, const GpuEvaluator::Ran& ran) {
     case Verify::Mode::File:
       if (!ran.verified) return "not reached (against " + against + ")";
       if (ran.eval.status == db::Status::Ok) return "ok against " + against;
-      if (ran.eval.status == db::Status::WrongResult) return "FAILED against " + against + ": " + ran.eval.reason;
+      if (ran.eval.status == db::Status::WrongResult)
+        return "FAILED (wrong_result) against " + against + ": " + ran.eval.reason;
       return "not reached (against " + against + ")";
   }
   return "";
@@ -142,6 +144,20 @@ int run_run(const RunOptions& o) {
     std::cerr << "ktune: interrupted\n";
     return 130;
   }
+  RunReportOptions report;
+  report.gpu = o.gpu;
+  report.out_dir = o.out_dir;
+  report.print = o.print;
+  report.all_buffers = o.all_arguments;
+  report.json = o.json;
+  return report_run(spec, evaluator.gpu_device(), values, ran, report, std::cout);
+}
+
+}  // namespace
+
+int report_run(const Spec& spec, const gpu::DeviceProperties& d, const std::vector<Value>& values,
+               const GpuEvaluator::Ran& ran, const RunReportOptions& o, std::ostream& os) {
+  const SearchSpace& space = spec.space();
   const db::Evaluation& e = ran.eval;
   const bool ran_kernel = e.status == db::Status::Ok || e.status == db::Status::WrongResult;
 
@@ -153,13 +169,15 @@ int run_run(const RunOptions& o) {
     if (ec) throw Error::failed("cannot make " + dir.string() + ": " + ec.message());
     for (const gpu::HostBuffer& b : ran.buffers) write_buffer(dir / (b.name + ".bin"), b);
   }
-  auto file_of = [&](const gpu::HostBuffer& b) { return dir.empty() ? std::string() : (dir / (b.name + ".bin")).string(); };
+  auto file_of = [&](const gpu::HostBuffer& b) {
+    return dir.empty() ? std::string() : (dir / (b.name + ".bin")).string();
+  };
 
-  const gpu::DeviceProperties& d = evaluator.gpu_device();
   if (o.json) {
     Json out = {{"spec", spec.path}, {"kernel", spec.kernel.name},
-                {"device", {{"index", o.gpu}, {"name", d.name}, {"arch", d.arch()}}},
-                {"config", config_json(space, *config)}, {"status", db::to_string(e.status)}};
+                {"device", {{"index", o.gpu}, {"name", d.name}, {"arch", d.arch()}}}};
+    if (const std::optional<Config> c = space.config_of(values)) out["config"] = config_json(space, *c);
+    out["status"] = db::to_string(e.status);
     if (!e.reason.empty()) out["reason"] = e.reason;
     if (e.status == db::Status::CompileError) out["log"] = e.log;
     if (e.compile_ms) out["compile_ms"] = *e.compile_ms;
@@ -184,53 +202,50 @@ int run_run(const RunOptions& o) {
       j["nan_count"] = s.nan_count;
       out["buffers"].push_back(j);
     }
-    std::cout << out.dump(2) << '\n';
+    os << out.dump(2) << '\n';
     return e.status == db::Status::Ok ? 0 : 1;
   }
 
-  std::cout << spec.kernel.name << " on GPU " << o.gpu << ": " << d.name << " (" << d.arch() << ")\n";
-  std::cout << "configuration: " << config_text(spec, values) << '\n';
+  os << spec.kernel.name << " on GPU " << o.gpu << ": " << d.name << " (" << d.arch() << ")\n";
+  os << "configuration: " << config_text(spec, values) << '\n';
   if (e.status == db::Status::Invalid && !e.compile_ms) {  // its launch could not be computed: nothing compiled
-    std::cout << "run: invalid: " << e.reason << '\n';
+    os << "run: invalid: " << e.reason << '\n';
     return 1;
   }
   std::string compile = ran.cache_hit ? "from the cubin cache" : "NVRTC " + fixed(e.compile_ms.value_or(0), 1) + " ms";
   if (e.status == db::Status::CompileError) {
-    std::cout << "compile: FAILED (" << compile << "): " << e.reason << '\n';
+    os << "compile: FAILED (" << compile << "): " << e.reason << '\n';
     if (!e.log.empty()) std::cerr << e.log << (e.log.back() == '\n' ? "" : "\n");
     return 1;
   }
   if (e.registers)
     compile += ", " + std::to_string(*e.registers) + " registers, " + std::to_string(e.shared_bytes.value_or(0)) +
                " B static shared, " + std::to_string(e.local_bytes.value_or(0)) + " B local";
-  std::cout << "compile: " << compile << '\n';
-  std::cout << "run: " << db::to_string(e.status);
-  if (ran_kernel) std::cout << ", once, not timed";
-  else std::cout << ": " << e.reason;
-  std::cout << '\n';
-  if (ran_kernel) std::cout << "verify: " << verify_text(spec, ran) << '\n';
+  os << "compile: " << compile << '\n';
+  // A wrong result ran: its status is said on the verify line.
+  if (ran_kernel) os << "run: once, not timed\n";
+  else os << "run: " << db::to_string(e.status) << ": " << e.reason << '\n';
+  if (ran_kernel) os << "verify: " << verify_text(spec, ran) << '\n';
   if (ran.buffers.empty()) return e.status == db::Status::Ok ? 0 : 1;
-  std::cout << (o.all_arguments ? "buffers" : "outputs") << (dir.empty() ? "" : " (written to " + dir.string() + ")")
-            << ":\n";
+  os << (o.all_buffers ? "buffers" : "outputs") << (dir.empty() ? "" : " (written to " + dir.string() + ")") << ":\n";
   for (const gpu::HostBuffer& b : ran.buffers) {
     const BufferSummary s = summarise(b, o.print);
-    std::cout << "  " << b.name << ": " << to_string(b.type) << " x " << b.count();
-    if (!dir.empty()) std::cout << " -> " << file_of(b);
-    std::cout << '\n';
+    os << "  " << b.name << ": " << to_string(b.type) << " x " << b.count();
+    if (!dir.empty()) os << " -> " << file_of(b);
+    os << '\n';
     if (!s.first.empty()) {
-      std::cout << "    first " << s.first.size() << ":";
-      for (double v : s.first) std::cout << ' ' << element_text(b.type, v);
-      std::cout << '\n';
+      os << "    first " << s.first.size() << ":";
+      for (double v : s.first) os << ' ' << element_text(b.type, v);
+      os << '\n';
     }
-    std::cout << "    min " << element_text(b.type, s.min) << "  max " << element_text(b.type, s.max) << "  mean "
-              << element_text(ElemType::F64, s.mean);
-    if (s.nan_count) std::cout << "  NaN " << s.nan_count;
-    std::cout << '\n';
+    os << "    min " << element_text(b.type, s.min) << "  max " << element_text(b.type, s.max) << "  mean "
+       << element_text(ElemType::F64, s.mean);
+    if (s.nan_count) os << "  NaN " << s.nan_count;
+    os << '\n';
   }
   return e.status == db::Status::Ok ? 0 : 1;
 }
 
-}  // namespace
 
 void add_run_command(CLI::App& app, CommandResult& result) {
   auto o = std::make_shared<RunOptions>();
