@@ -16,6 +16,9 @@ def _current_stream(args) -> int:
         if module == "torch" and getattr(a, "is_cuda", False):
             import torch
 
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # an int, without a Stream object
+            if raw is not None:
+                return raw(a.get_device())
             return torch.cuda.current_stream(a.device).cuda_stream
         if module == "cupy":
             import cupy

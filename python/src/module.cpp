@@ -4,8 +4,9 @@
 //   executable's main() runs), its standard output optionally captured;
 // - spec_arguments: a spec's kernel arguments, as the spec loader reads them;
 // - Launcher: ktune::Launcher (include/ktune/launcher.h) with its arguments
-//   taken from Python: device arrays through DLPack (PyTorch, CuPy, JAX), no
-//   copy, or raw device pointers; scalars converted to the spec's types with
+//   taken from Python: device arrays through DLPack (CuPy, JAX; PyTorch's
+//   tensors through their own attributes, cheaper per launch), no copy, or
+//   raw device pointers; scalars converted to the spec's types with
 //   range checks; or host arrays, copied up, run, and copied back (run_host);
 // - set_worker_program: the `ktune` executable that serves as compile child
 //   and GPU worker (the interpreter cannot: tuner/base/worker_program.h).
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -147,6 +149,47 @@ nb::ndarray<> checked_array(const ktune::Argument& a, size_t index, nb::handle v
   return arr;
 }
 
+// PyTorch's element type objects (torch.float32, ...) by ElemType, looked up
+// once torch is imported; never released (they live as long as torch).
+PyObject* torch_dtype(ktune::ElemType t) {
+  static const char* names[] = {"float16", "bfloat16", "float32", "float64", "int8",   "int16",
+                                "int32",   "int64",    "uint8",   "uint16",  "uint32", "uint64"};
+  static PyObject* dtypes[std::size(names)] = {};
+  const auto i = static_cast<size_t>(t);
+  if (!dtypes[i]) {
+    nb::object torch = nb::module_::import_("torch");
+    if (nb::hasattr(torch, names[i])) dtypes[i] = nb::object(torch.attr(names[i])).release().ptr();
+  }
+  return dtypes[i];
+}
+
+// torch.Tensor where torch is imported, else null.
+PyObject* torch_tensor_type() {
+  static PyObject* type = nullptr;
+  if (!type) {
+    PyObject* modules = PyImport_GetModuleDict();
+    PyObject* torch = PyDict_GetItemString(modules, "torch");  // borrowed
+    if (torch && PyObject_HasAttrString(torch, "Tensor")) type = PyObject_GetAttrString(torch, "Tensor");
+  }
+  return type;
+}
+
+// A PyTorch tensor's device pointer, read through its own attributes, which
+// costs less per launch than exporting it through DLPack; the same checks.
+std::optional<CUdeviceptr> torch_pointer(const ktune::Argument& a, size_t index, nb::handle value) {
+  PyObject* tensor = torch_tensor_type();
+  if (!tensor || PyObject_IsInstance(value.ptr(), tensor) != 1) return std::nullopt;
+  const std::string which = "argument " + std::to_string(index) + " (" + a.name + ")";
+  if (nb::getattr(value, "dtype").ptr() != torch_dtype(a.type))
+    throw ktune::Error::bad_input(which + " is " + ktune::to_string(a.type) + "* in the spec, but the tensor holds " +
+                                  nb::cast<std::string>(nb::str(nb::getattr(value, "dtype"))));
+  if (!nb::cast<bool>(nb::getattr(value, "is_cuda")))
+    throw ktune::Error::bad_input(which + " is not on the GPU (a host array: move it to the device first)");
+  if (!nb::cast<bool>(value.attr("is_contiguous")()))
+    throw ktune::Error::bad_input(which + " is not contiguous");
+  return static_cast<CUdeviceptr>(nb::cast<uintptr_t>(value.attr("data_ptr")()));
+}
+
 template <class T>
 void put(std::vector<std::byte>& bytes, T v) {
   bytes.resize(sizeof v);
@@ -255,6 +298,9 @@ class PyLauncher {
         slots[i] = scalars[i].data();
       } else if (nb::isinstance<nb::int_>(value)) {
         pointers[i] = nb::cast<uintptr_t>(value);
+        slots[i] = &pointers[i];
+      } else if (auto p = torch_pointer(a, i, value)) {
+        pointers[i] = *p;
         slots[i] = &pointers[i];
       } else {
         held.push_back(checked_array(a, i, value, true));
