@@ -389,7 +389,7 @@ CompareResult compare(const SearchSpace& space, const ExhaustiveTable& table, co
     make_strategy(s.name, StrategyContext{&space, o.first_seed, s.options, {}, k_max, o.prior});
   const size_t per = std::max<size_t>(o.runs, 1);
   size_t runs_done = 0;
-  auto stopped = [&] { return o.interrupt && o.interrupt->load(); };
+  auto stopped = [&] { return o.cancel.requested(); };
   // With time budgets, random search's runs to the largest one: the
   // baseline of the score over time.
   const double t_max = o.time_budgets.empty() ? 0 : *std::max_element(o.time_budgets.begin(), o.time_budgets.end());

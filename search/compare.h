@@ -29,13 +29,13 @@
 //    A run that stops early carries its last best forward.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "search/expr/cancel.h"
 #include "search/strategy/cost.h"
 #include "search/strategy/replay_clock.h"
 #include "search/strategy/strategy.h"
@@ -90,9 +90,9 @@ struct CompareOptions {
   // label, the seconds left by seconds_left). The strategies take turns,
   // one run each, so that each one's cost is known from the first round.
   std::function<void(size_t, size_t, const std::string&, double)> progress;
-  // Set (Ctrl-C): stop after the run in progress; strategies with runs done
-  // are summarised over those, the rest left out (CompareResult::interrupted).
-  const std::atomic<bool>* interrupt = nullptr;
+  // Requested (Ctrl-C): stop after the run in progress; strategies with runs
+  // done are summarised over those, the rest left out (CompareResult::interrupted).
+  Cancel::Token cancel;
 };
 
 struct Spread {
@@ -161,7 +161,7 @@ struct CompareResult {
   // they reached at each (quartiles over runs).
   std::vector<std::pair<double, Spread>> random_at_time;
   std::vector<StrategyComparison> strategies;
-  bool interrupted = false;  // CompareOptions::interrupt stopped it: fewer runs or strategies than asked
+  bool interrupted = false;  // CompareOptions::cancel stopped it: fewer runs or strategies than asked
 };
 
 // Throws Error::bad_input for an unknown strategy or option, Error::failed

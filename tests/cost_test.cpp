@@ -67,6 +67,43 @@ TEST(CostLayer, RepeatsAreFreeAndFailuresCount) {
   EXPECT_DOUBLE_EQ(r.elapsed_s, 3.0);
 }
 
+// A cancel ends the batch after the evaluation in flight, and the run with
+// what finished; a Cancelled thrown by the evaluator ends it the same way.
+TEST(CostLayer, ACancelStopsAfterTheEvaluationInFlight) {
+  const SearchSpace space = small_space();
+  Cancel cancel;
+  CostOptions o;
+  o.cancel = cancel.token();
+  int measured = 0;
+  CostLayer layer(space, Budget{}, CostLayer::EvaluateEach([&](std::span<const Config> cs, const CostLayer::Done& done) {
+                    for (size_t i = 0; i < cs.size(); ++i) {
+                      if (++measured == 4) cancel.request();
+                      if (!done(i, {1.0, 1.0})) return;
+                    }
+                  }),
+                  false, o);
+  Scripted s({{{0, 0}, {0, 1}, {0, 2}}, {{1, 0}, {1, 1}, {1, 2}}, {{2, 0}}});
+  RunResult r = layer.run(s);
+  EXPECT_EQ(r.stop, StopReason::Interrupted);
+  EXPECT_EQ(r.fevals, 4u);
+  EXPECT_EQ(r.trace.size(), 4u);
+  EXPECT_STREQ(stop_reason_name(r.stop), "interrupted");
+
+  Cancel thrown;
+  CostOptions t;
+  t.cancel = thrown.token();
+  CostLayer throwing(space, Budget{}, CostLayer::EvaluateEach([&](std::span<const Config>, const CostLayer::Done& done) {
+                       done(0, {1.0, 1.0});
+                       thrown.request();
+                       throw Cancelled{};
+                     }),
+                     false, t);
+  Scripted s2({{{0, 0}, {0, 1}}, {{1, 0}}});
+  RunResult r2 = throwing.run(s2);
+  EXPECT_EQ(r2.stop, StopReason::Interrupted);
+  EXPECT_EQ(r2.fevals, 1u);
+}
+
 TEST(CostLayer, TruncatesABatchToTheEvaluationsLeft) {
   const SearchSpace space = small_space();
   Counting eval;

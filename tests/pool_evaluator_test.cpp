@@ -270,7 +270,7 @@ TEST(PoolEvaluator, LiveMembersOfDifferentModelsOrAFailedOneAreRefused) {
 TEST(PoolEvaluator, AMembersErrorEndsTheBatchAndReachesTheCaller) {
   struct Breaking : Scripted {
     void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
-      if (configs[0][0].as_float() > 0.5) throw Error::failed("interrupted");
+      if (configs[0][0].as_float() > 0.5) throw Error::failed("a member broke");
       Scripted::evaluate(configs, on);
     }
   };

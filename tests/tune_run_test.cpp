@@ -3,11 +3,16 @@
 // and with a deterministic in-memory evaluator that can measure again.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <map>
 
 #include "db/store.h"
+#include "ktune/error.h"
+#include "search/expr/cancel.h"
 #include "test_util.h"
+#include "tuner/cli/print/tune_report.h"
 #include "tuner/spec/spec.h"
 #include "tuner/tune/replay_evaluator.h"
 #include "tuner/tune/run.h"
@@ -200,6 +205,139 @@ TEST(TuneRun, TheFinalReMeasureIsStoredAndObserved) {
       if (r.eval.config == m.eval.config) ++n;
     EXPECT_EQ(n, 2);
   }
+}
+
+// What `tune --json` prints for a run interrupted after `n` evaluations:
+// the command line's report, with a cancel requested (as Ctrl-C requests it)
+// once it has seen the n-th.
+struct InterruptingReport : TuneReport {
+  InterruptingReport(const Spec& spec, Cancel& cancel, size_t n) : TuneReport(spec, false), cancel_(&cancel), n_(n) {}
+  void measured(const Measured& m) override {
+    TuneReport::measured(m);
+    if (++seen_ == n_) cancel_->request();
+  }
+  Cancel* cancel_;
+  size_t n_, seen_ = 0;
+};
+
+TEST(TuneRun, AReplayInterruptedAfterNEvaluationsStoresThemAndSummarisesThem) {
+  TempDir dir;
+  const Spec spec = load_spec(kSpec);
+  ReplayEvaluator replay(spec, kData);
+  db::Store store(dir.file("t.db"));
+  Cancel cancel;
+  tune::RunOptions o;
+  o.strategy = "brute_force";  // batches of 64: the cancel comes inside the first
+  o.no_prior = true;
+  o.cancel = cancel.token();
+  InterruptingReport report(spec, cancel, 10);
+  const tune::RunOutcome out = tune::run(spec, replay, store, o, report);
+
+  EXPECT_TRUE(out.interrupted);
+  EXPECT_EQ(out.result.stop, StopReason::Interrupted);
+  EXPECT_EQ(out.result.fevals, 10u);
+  db::Filter f;
+  f.run_id = out.run_id;
+  EXPECT_EQ(store.results(f).size(), 10u);
+
+  ::testing::internal::CaptureStdout();
+  report.finish(out, true, 3);
+  const nlohmann::json j = nlohmann::json::parse(::testing::internal::GetCapturedStdout());
+  EXPECT_TRUE(j.at("interrupted").get<bool>());
+  EXPECT_EQ(j.at("stop"), "interrupted");
+  EXPECT_EQ(j.at("evaluations"), 10);
+  EXPECT_EQ(j.at("best").size(), 3u);
+
+  // The plain summary says so too.
+  ::testing::internal::CaptureStdout();
+  report.finish(out, false, 3);
+  EXPECT_NE(::testing::internal::GetCapturedStdout().find("stopped: interrupted; 10 replayed"), std::string::npos);
+}
+
+// A run that was not interrupted has no "interrupted" member: its summary is
+// what it was before cancellation existed.
+TEST(TuneRun, AnUninterruptedSummaryHasNoInterruptedMember) {
+  TempDir dir;
+  const Spec spec = load_spec(kSpec);
+  ReplayEvaluator replay(spec, kData);
+  db::Store store(dir.file("t.db"));
+  tune::RunOptions o;
+  o.strategy = "brute_force";
+  o.no_prior = true;
+  o.budget.max_fevals = 10;
+  TuneReport report(spec, false);
+  const tune::RunOutcome out = tune::run(spec, replay, store, o, report);
+  EXPECT_FALSE(out.interrupted);
+  ::testing::internal::CaptureStdout();
+  report.finish(out, true, 3);
+  const nlohmann::json j = nlohmann::json::parse(::testing::internal::GetCapturedStdout());
+  EXPECT_FALSE(j.contains("interrupted"));
+  EXPECT_EQ(j.at("stop"), "max_fevals");
+}
+
+// An evaluator that fails for real once a cancel is requested: the run ends
+// with that error, not as an interruption.
+TEST(TuneRun, AnErrorAfterTheCancelIsThatError) {
+  TempDir dir;
+  const Spec spec = load_spec(kSpec);
+  struct Failing : FormulaEvaluator {
+    Failing(const Spec& spec, Cancel& cancel) : FormulaEvaluator(spec), cancel_(&cancel) {}
+    void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+      FormulaEvaluator::evaluate(configs.first(1), on);
+      cancel_->request();
+      throw Error::failed("the GPU fell off the bus");
+    }
+    Cancel* cancel_;
+  };
+  Cancel cancel;
+  Failing gpu(spec, cancel);
+  db::Store store(dir.file("t.db"));
+  tune::RunOptions o;
+  o.strategy = "random_sample";
+  o.no_prior = true;
+  o.cancel = cancel.token();
+  Recorder seen;
+  try {
+    tune::run(spec, gpu, store, o, seen);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "the GPU fell off the bus");
+  }
+  EXPECT_EQ(seen.measured_now.size(), 1u);
+}
+
+// A job abandoned on the cancel (the GPU evaluator throws Cancelled) ends the
+// run normally, with what finished stored and no re-measure.
+TEST(TuneRun, ACancelledEvaluationEndsTheRunWithWhatFinished) {
+  TempDir dir;
+  const Spec spec = load_spec(kSpec);
+  struct Abandoning : FormulaEvaluator {
+    Abandoning(const Spec& spec, Cancel& cancel) : FormulaEvaluator(spec), cancel_(&cancel) {}
+    void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+      if (++batches_ < 3) return FormulaEvaluator::evaluate(configs, on);
+      cancel_->request();
+      throw Cancelled{};
+    }
+    Cancel* cancel_;
+    int batches_ = 0;
+  };
+  Cancel cancel;
+  Abandoning gpu(spec, cancel);
+  db::Store store(dir.file("t.db"));
+  tune::RunOptions o;
+  o.strategy = "random_sample";
+  o.no_prior = true;
+  o.batch = 5;
+  o.cancel = cancel.token();
+  Recorder seen;
+  const tune::RunOutcome out = tune::run(spec, gpu, store, o, seen);
+  EXPECT_TRUE(out.interrupted);
+  EXPECT_EQ(out.result.stop, StopReason::Interrupted);
+  EXPECT_EQ(out.result.fevals, 10u);
+  EXPECT_EQ(gpu.rounds_, 0);  // no re-measure
+  db::Filter f;
+  f.run_id = out.run_id;
+  EXPECT_EQ(store.results(f).size(), 10u);
 }
 
 }  // namespace

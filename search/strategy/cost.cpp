@@ -14,6 +14,7 @@ const char* stop_reason_name(StopReason r) {
     case StopReason::StrategyDone: return "strategy_done";
     case StopReason::SpaceExhausted: return "space_exhausted";
     case StopReason::NoProgress: return "no_progress";
+    case StopReason::Interrupted: return "interrupted";
   }
   return "unknown";
 }
@@ -77,7 +78,14 @@ double CostLayer::elapsed(const RunResult& r, double start) const {
 
 bool CostLayer::budget_left(const RunResult& r, double start) const {
   if (budget_.max_fevals && r.fevals >= budget_.max_fevals) return false;
-  return !(budget_.time_limit_s > 0 && elapsed(r, start) >= budget_.time_limit_s);
+  if (budget_.time_limit_s > 0 && elapsed(r, start) >= budget_.time_limit_s) return false;
+  return !options_.cancel.requested();
+}
+
+StopReason CostLayer::spent(const RunResult& r, double start) const {
+  if (budget_.max_fevals && r.fevals >= budget_.max_fevals) return StopReason::MaxFevals;
+  if (budget_.time_limit_s > 0 && elapsed(r, start) >= budget_.time_limit_s) return StopReason::TimeLimit;
+  return StopReason::Interrupted;
 }
 
 void CostLayer::record(RunResult& r, const Config& c, const EvalOutcome& o, bool seeded, double start,
@@ -113,34 +121,36 @@ RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
   cache_.clear();
   unrecorded_.clear();
   const double start = options_.clock ? options_.clock() : 0.0;
+  try {
+    r.stop = search(strategy, r, start, on_trace);
+  } catch (const Cancelled&) {
+    // Seen inside an evaluation or a proposal: what finished is the result.
+    if (!options_.cancel.requested()) throw;
+    r.stop = spent(r, start);
+  }
+  if (options_.ahead) options_.ahead({});
+  r.elapsed_s = elapsed(r, start);
+  return r;
+}
+
+StopReason CostLayer::search(Strategy& strategy, RunResult& r, double start, const OnTrace& on_trace) {
   const uint64_t valid = options_.recorded ? options_.recorded_count : space_->count_valid();
   uint64_t stale = 0;
   spare_n_ = std::min(kMaxSpare, 8 * options_.batch_size);
   std::vector<Config> spare;  // named with the batch before
   const bool beside = options_.beside && !budget_.max_fevals;
   for (;;) {
-    if (cache_.size() >= valid) {
-      r.stop = StopReason::SpaceExhausted;
-      break;
-    }
-    if (!budget_left(r, start)) {
-      r.stop = budget_.max_fevals && r.fevals >= budget_.max_fevals ? StopReason::MaxFevals : StopReason::TimeLimit;
-      break;
-    }
+    if (cache_.size() >= valid) return StopReason::SpaceExhausted;
+    if (!budget_left(r, start)) return spent(r, start);
     const uint64_t before = r.fevals;
     std::vector<Config> batch = beside ? propose_beside(strategy, r, spare, start, on_trace)
                                        : strategy.propose(options_.batch_size);
     ++r.proposals;
-    if (batch.empty()) {
-      r.stop = StopReason::StrategyDone;
-      break;
-    }
+    if (batch.empty()) return StopReason::StrategyDone;
     // A proposal takes time on a wall clock (model_rank compiles features):
-    // when that spent the budget, nothing of the batch starts.
-    if (options_.clock && !budget_left(r, start)) {
-      r.stop = budget_.max_fevals && r.fevals >= budget_.max_fevals ? StopReason::MaxFevals : StopReason::TimeLimit;
-      break;
-    }
+    // when that spent the budget, or a cancel came meanwhile, nothing of the
+    // batch starts.
+    if ((options_.clock || options_.cancel.requested()) && !budget_left(r, start)) return spent(r, start);
     std::vector<Config> fresh;
     std::unordered_set<Config, ConfigHash> in_batch;
     std::vector<Config> unrecorded;
@@ -185,14 +195,8 @@ RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
       obs.push_back({c, internal(it->second.score)});
     }
     strategy.observe(obs);
-    if (stale >= options_.max_stale_proposals) {
-      r.stop = StopReason::NoProgress;
-      break;
-    }
+    if (stale >= options_.max_stale_proposals) return StopReason::NoProgress;
   }
-  if (options_.ahead) options_.ahead({});
-  r.elapsed_s = elapsed(r, start);
-  return r;
 }
 
 bool CostLayer::unevaluated(const Config& c) const {

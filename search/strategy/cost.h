@@ -40,6 +40,10 @@
 //     are asked for follows how many the last proposal's time used: eight
 //     batches' worth first, twice as many when all were measured, half when
 //     fewer than a quarter were, between one batch and kMaxSpare.
+//   * with CostOptions::cancel requested, no evaluation starts after the one
+//     in flight and the run stops (StopReason::Interrupted) with what
+//     finished; an evaluation or a proposal that throws Cancelled meanwhile
+//     ends it the same way. Any other exception, Error included, propagates.
 //   * with CostOptions::recorded set (a replay of a partial recording), a
 //     configuration outside it is answered as failed at no cost, is not an
 //     evaluation and is not in the trace (RunResult::not_recorded counts
@@ -59,6 +63,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "search/expr/cancel.h"
 #include "search/space/space.h"
 #include "search/strategy/strategy.h"
 
@@ -78,6 +83,7 @@ struct CostOptions {
   size_t batch_size = 1;                 // configurations asked from the strategy per proposal
   uint64_t max_stale_proposals = 1000;   // proposals in a row with nothing new before giving up
   std::function<double()> clock;         // seconds; when set, the time budget is wall time on it
+  Cancel::Token cancel;                  // requested: stop after the evaluations in flight
   // The configurations a replay can answer, where that is not all of the
   // space (an interrupted recording), and how many valid ones it holds.
   std::function<bool(const Config&)> recorded;
@@ -108,7 +114,7 @@ struct CostOptions {
   std::function<std::vector<Config>(const Beside&)> beside;
 };
 
-enum class StopReason { MaxFevals, TimeLimit, StrategyDone, SpaceExhausted, NoProgress };
+enum class StopReason { MaxFevals, TimeLimit, StrategyDone, SpaceExhausted, NoProgress, Interrupted };
 const char* stop_reason_name(StopReason r);  // "max_fevals", "time_limit", ...
 
 struct TraceEntry {
@@ -162,7 +168,12 @@ class CostLayer {
   struct Cached {
     std::optional<double> score;  // user units
   };
+  // Neither budget spent nor a cancel requested: an evaluation may start.
   bool budget_left(const RunResult& r, double start) const;
+  // Why budget_left said no.
+  StopReason spent(const RunResult& r, double start) const;
+  // Proposals and evaluations until a stop, which it returns.
+  StopReason search(Strategy& strategy, RunResult& r, double start, const OnTrace& on_trace);
   double elapsed(const RunResult& r, double start) const;
   void record(RunResult& r, const Config& c, const EvalOutcome& o, bool seeded, double start,
               const OnTrace& on_trace);

@@ -22,7 +22,7 @@ std::string ResultsOptions::resolved_db() const {
 
 namespace {
 
-std::atomic<bool> g_interrupted{false};
+Cancel g_ctrl_c;
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -31,16 +31,16 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-extern "C" void ktune_on_sigint(int) { g_interrupted = true; }
+extern "C" void ktune_on_sigint(int) { g_ctrl_c.request(); }
 
 CatchInterrupt::CatchInterrupt() {
-  g_interrupted = false;
+  g_ctrl_c.clear();
   previous_ = std::signal(SIGINT, ktune_on_sigint);
 }
 
 CatchInterrupt::~CatchInterrupt() { std::signal(SIGINT, previous_); }
 
-const std::atomic<bool>& interrupted() { return g_interrupted; }
+const Cancel& ctrl_c() { return g_ctrl_c; }
 
 std::string resolved_device(db::Store& store, const std::string& name) {
   if (name.empty()) return name;

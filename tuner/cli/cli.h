@@ -6,10 +6,10 @@
 // exit status through CommandResult (0, or 1 when the work ran but failed).
 #pragma once
 
-#include <atomic>
 #include <string>
 
 #include "db/record/record.h"
+#include "search/expr/cancel.h"
 #include "search/strategy/strategy.h"
 
 namespace CLI {
@@ -48,7 +48,7 @@ std::string resolved_device(db::Store& store, const std::string& name);
 // extents; anything but integers is bad input.
 db::ProblemSize problem_size_option(const std::string& text);
 
-// Ctrl-C for as long as this lives: the handler sets interrupted() instead of
+// Ctrl-C for as long as this lives: the handler requests ctrl_c() instead of
 // ending the process, so the command can stop cleanly with what it has done;
 // the previous handler comes back after. One at a time.
 class CatchInterrupt {
@@ -61,8 +61,8 @@ class CatchInterrupt {
  private:
   void (*previous_)(int);
 };
-// Set by Ctrl-C while a CatchInterrupt lives (cleared when one starts).
-const std::atomic<bool>& interrupted();
+// Requested by Ctrl-C while a CatchInterrupt lives (cleared when one starts).
+const Cancel& ctrl_c();
 
 // Seconds in a duration option's text: a unit (spec.h's parse_duration: 90s,
 // 10m, 1.5h) or plain seconds, > 0. Anything else is bad input naming `option`.

@@ -208,7 +208,7 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
   CompilePoolOptions po;
   po.workers = jobs;
   po.time_limit_s = time_limit_s;
-  po.interrupt = &interrupted();
+  po.cancel = ctrl_c().token();
   CompilePool pool(po);
   const uint64_t total = sel.size();
   const size_t window = std::max<size_t>(64, 8 * size_t(jobs));
@@ -225,7 +225,7 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
     bar.update(++done, "failed " + std::to_string(failed));
   };
   while (next < total || !waiting.empty()) {
-    while (next < total && pending.size() < window && !interrupted()) {
+    while (next < total && pending.size() < window && !ctrl_c().requested()) {
       Row& row = pending.emplace_back();
       row.config = sel.at(next);
       KernelBuild b = plan_build(spec, spec.space().values(row.config), arch);
@@ -239,7 +239,7 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
       }
       ++next;
     }
-    if (interrupted()) break;
+    if (ctrl_c().requested()) break;
     if (!waiting.empty()) {
       try {
         auto [ticket, result] = pool.take_any(waiting);
@@ -252,8 +252,7 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
         if (row.result.ok && row.result.occupancy && !row.result.occupancy->error.empty())
           row.launch_error = row.result.occupancy->error;
         finished(row);
-      } catch (const Error&) {
-        if (!interrupted()) throw;
+      } catch (const Cancelled&) {  // Ctrl-C while waiting: what is done is printed
         break;
       }
     }
@@ -264,7 +263,7 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
     }
   }
   bar.finish();
-  return {failed, interrupted().load()};
+  return {failed, ctrl_c().requested()};
 }
 
 int run_compile(const CompileOptions& o) {
@@ -289,7 +288,7 @@ int run_compile(const CompileOptions& o) {
                                                          : duration_option("--compile-timeout", o.compile_timeout);
   RowPrinter printer(spec, arch, total, o.json, o.show_log);
   const auto [failed, stopped] = [&] {
-    const CatchInterrupt ctrl_c;
+    const CatchInterrupt catching;
     return compile_all(spec, arch, sel, unsigned(std::min<uint64_t>(jobs, total)), time_limit_s, printer, !o.json);
   }();
   printer.finish(stopped);

@@ -40,6 +40,10 @@ int run_command_line(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);  // prints the message and usage hint
     return 2;
+  } catch (const ktune::Cancelled&) {  // Ctrl-C inside a command that has nothing to report
+    std::fflush(stdout);
+    std::cerr << "ktune: interrupted\n";
+    return 130;
   } catch (const ktune::Error& e) {
     std::fflush(stdout);
     std::cerr << "ktune: " << e.what() << '\n';

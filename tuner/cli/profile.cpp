@@ -54,9 +54,9 @@ int run_profile(const ProfileCommandOptions& o) {
   db::Store store(o.resolved_db());
   GpuEvaluatorOptions go;
   go.gpu = o.gpu;
-  go.interrupt = &interrupted();
+  go.cancel = ctrl_c().token();
   GpuEvaluator evaluator(spec, go);
-  const CatchInterrupt ctrl_c;
+  const CatchInterrupt catching;
   const db::DeviceInfo device = profile_device_limits(evaluator, store, o.measure_limits);
   const std::vector<tune::ProfiledRow> rows = tune::profile_stored(spec, evaluator, store, po);
   print_profile(spec, device, rows, o.json, std::cout);

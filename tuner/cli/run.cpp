@@ -136,11 +136,11 @@ int run_run(const RunOptions& o) {
   GpuEvaluatorOptions go;
   go.gpu = o.gpu;
   go.compile_threads = 2;  // one configuration, beside the worker's own fill and compare kernels
-  go.interrupt = &interrupted();
-  const CatchInterrupt ctrl_c;
+  go.cancel = ctrl_c().token();
+  const CatchInterrupt catching;
   GpuEvaluator evaluator(spec, go);
   GpuEvaluator::Ran ran = evaluator.run_once(values, o.all_arguments);
-  if (interrupted()) {
+  if (ctrl_c().requested()) {
     std::cerr << "ktune: interrupted\n";
     return 130;
   }

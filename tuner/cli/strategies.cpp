@@ -223,9 +223,9 @@ int run_compare(const CompareCliOptions& o) {
   co.progress = [&bar](size_t done, size_t, const std::string& label, double eta_s) {
     bar.update(done, label, eta_s);
   };
-  co.interrupt = &interrupted();
+  co.cancel = ctrl_c().token();
   const CompareResult r = [&] {
-    const CatchInterrupt ctrl_c;
+    const CatchInterrupt catching;
     return compare(space, table, strategies, co);
   }();
   bar.finish();
@@ -335,7 +335,7 @@ int run_manifest(const CompareCliOptions& o) {
   double spaces_s = 0;  // the spaces done so far took this long
   bool stopped = false;
   {
-    const CatchInterrupt ctrl_c;
+    const CatchInterrupt catching;
     for (const ManifestEntry& e : entries) {
       const Spec spec = load_spec(e.spec, parse_constant_overrides(o.sets));
       require_valid_configurations(spec);
@@ -355,7 +355,7 @@ int run_manifest(const CompareCliOptions& o) {
         const double per_space = (spaces_s + here + eta_s) / double(spaces.size() + 1);
         bar.update(done_before + done, e.label + " " + label, eta_s + per_space * double(entries_after));
       };
-      co.interrupt = &interrupted();
+      co.cancel = ctrl_c().token();
       CompareResult r = compare(spec.space(), table, strategies, co);
       done_before += std::max<size_t>(o.runs, 1) * jobs;
       spaces_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - entry_start).count();

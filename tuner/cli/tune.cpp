@@ -140,13 +140,13 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
     go.energy_ms = 1000;
   }
   if (!o.compile_timeout.empty()) go.compile_timeout_s = duration_option("--compile-timeout", o.compile_timeout);
-  go.interrupt = &interrupted();
+  go.cancel = ctrl_c().token();
   if (!o.gpus) return std::make_unique<GpuEvaluator>(spec, go);
   const std::vector<int> gpus = gpu_list(*o.gpus);
   // One compile pool (and the cubin cache under it) for all the GPUs.
   CompilePoolOptions po;
   po.time_limit_s = go.compile_timeout_s;
-  po.interrupt = go.interrupt;
+  po.cancel = go.cancel;
   go.compile_pool = std::make_shared<CompilePool>(po);
   std::vector<PoolEvaluator::MakeMember> members;
   for (const int gpu : gpus)
@@ -207,7 +207,7 @@ int run_tune(const TuneOptions& o) {
   ro.prior_device = o.prior_device;
   ro.no_prior = o.no_prior;
   ro.spares = !o.no_spares;
-  ro.interrupt = &interrupted();
+  ro.cancel = ctrl_c().token();
 
   db::Store store(o.resolved_db());  // opened for writing before anything is measured
   if (!o.configs_from.empty()) {  // another device's fastest, in place of a strategy
@@ -220,16 +220,12 @@ int run_tune(const TuneOptions& o) {
   std::unique_ptr<ConfigEvaluator> evaluator = mpi.evaluator(spec, make_evaluator(spec, o, mpi, recorded_best));
   TuneReport report(spec, !o.json);
   if (recorded_best) report.recorded_optimum(*recorded_best);
-  const CatchInterrupt ctrl_c;
+  const CatchInterrupt catching;
   const tune::RunOutcome outcome = tune::run(spec, *evaluator, store, ro, report);
-  if (outcome.interrupted) {
-    report.finish_interrupted(std::cerr);
-    return 130;
-  }
   if (const auto* pool = dynamic_cast<const PoolEvaluator*>(evaluator.get())) report.pool(pool->stats());
   std::vector<tune::ProfiledRow> profiled;
   db::DeviceInfo roofs;
-  if (o.profile_top > 0 && report.any_ok()) {
+  if (o.profile_top > 0 && report.any_ok() && !outcome.interrupted) {
     auto* gpu = dynamic_cast<GpuEvaluator*>(evaluator.get());
     if (!gpu)
       throw Error::bad_input(o.simulate.empty() ? "--profile-top profiles on one GPU: after a --gpus run, `ktune profile SPEC --gpu N`"
@@ -240,7 +236,11 @@ int run_tune(const TuneOptions& o) {
     profiled = tune::profile_stored(spec, *gpu, store, po);
     if (o.json) report.add_json("profile", profile_json(spec, roofs, profiled));
   }
-  report.finish(outcome.result, o.json, o.top, outcome.run_id);
+  report.finish(outcome, o.json, o.top);
+  if (outcome.interrupted) {
+    report.finish_interrupted(std::cerr);
+    return 130;
+  }
   if (!profiled.empty() && !o.json) {
     std::cout << "\nhardware counters of the " << profiled.size() << " best (ktune profile):\n";
     print_profile(spec, roofs, profiled, false, std::cout);

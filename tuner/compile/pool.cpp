@@ -433,7 +433,7 @@ std::optional<std::pair<CompilePool::Ticket, CompileResult>> CompilePool::wait_f
     std::span<const Ticket> tickets, std::optional<std::chrono::steady_clock::time_point> until) {
   std::unique_lock lock(mutex_);
   for (;;) {
-    if (options_.interrupt && options_.interrupt->load()) throw Error::failed("interrupted");
+    if (options_.cancel.requested()) throw Cancelled{};
     for (const Ticket t : tickets) {
       auto it = pending_.find(t);
       if (it == pending_.end()) throw Error::failed("internal: compile ticket " + std::to_string(t) + " is not pending");

@@ -56,6 +56,7 @@
 #include <utility>
 #include <vector>
 
+#include "search/expr/cancel.h"
 #include "tuner/compile/compiler.h"
 
 namespace ktune {
@@ -89,8 +90,8 @@ struct CompilePoolOptions {
   unsigned workers = 0;      // 0: one per usable CPU (usable_cpus())
   CompilerOptions compiler;  // cache and CUDA headers, in this process and in the children
   bool in_process = false;   // threads instead of child processes
-  // Waiting for a result throws Error::failed("interrupted") once this is set.
-  const std::atomic<bool>* interrupt = nullptr;
+  // Once requested, waiting for a result throws Cancelled (search/expr/cancel.h).
+  Cancel::Token cancel;
   // A compile child that has not answered within this many seconds is killed
   // and its request fails with "compile timed out" (NVRTC can loop forever on
   // pathological templates); 0 = no limit. In-process compiles (a thread

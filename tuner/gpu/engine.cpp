@@ -271,7 +271,7 @@ Result Engine::await_result(const Job& job) {
   int batch = 0;
   auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);
   for (;;) {
-    if (options_.interrupt && options_.interrupt->load()) {
+    if (options_.cancel.requested()) {
       stop_worker(false);
       Result r = failed(Status::RuntimeError, "interrupted");
       r.interrupted = true;

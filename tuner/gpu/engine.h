@@ -16,10 +16,10 @@
 // on the next run(); the expected outputs live here and are re-sent, or, set
 // by a reference job, are computed again in the fresh worker.
 //
-// SIGINT: the worker ignores it, so Ctrl-C reaches only this process. If the
-// caller's handler sets EngineOptions::interrupt, a running job is abandoned
-// (the worker is killed) and reported as Result::interrupted; otherwise the
-// job finishes normally and the caller checks its own flag afterwards.
+// SIGINT: the worker ignores it, so Ctrl-C reaches only this process. Once
+// EngineOptions::cancel is requested (by the caller's handler), a running job
+// is abandoned (the worker is killed) and reported as Result::interrupted;
+// without one the job finishes normally and the caller checks afterwards.
 //
 // Not thread-safe: one run() at a time. The worker is killed when the
 // thread that started it exits (PR_SET_PDEATHSIG): use it from one long-lived thread.
@@ -27,12 +27,12 @@
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "search/expr/cancel.h"
 #include "tuner/gpu/protocol.h"
 
 namespace ktune::gpu {
@@ -42,7 +42,7 @@ struct EngineOptions {
   double timeout_factor = 50;
   double first_timeout_s = 10;
   double setup_timeout_s = 600;  // module load, argument fill and upload, output copies
-  const std::atomic<bool>* interrupt = nullptr;
+  Cancel::Token cancel;
 };
 
 // The devices as a throw-away worker sees them; this process stays CUDA-free.

@@ -130,7 +130,7 @@ GpuEvaluator::GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options) : spec
   spec.require_runnable();  // before the GPU is started and anything is measured
   args_ = engine_arguments(spec);
   gpu::EngineOptions eo;
-  eo.interrupt = options.interrupt;
+  eo.cancel = options.cancel;
   auto started = gpu::Engine::start(options.gpu, eo);
   if (!started.engine) throw Error::failed("cannot open GPU " + std::to_string(options.gpu) + ": " + started.message);
   engine_ = std::move(started.engine);
@@ -144,7 +144,7 @@ GpuEvaluator::GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options) : spec
     CompilePoolOptions po;
     po.workers = options.compile_threads;
     po.time_limit_s = options.compile_timeout_s;
-    po.interrupt = options.interrupt;
+    po.cancel = options.cancel;
     pool_ = std::make_shared<CompilePool>(po);
   }
   plan_ = std::make_unique<CompilePlan>(*pool_);
@@ -336,7 +336,7 @@ Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Compiled&
   e.timestamp = db::now_iso8601();
   if (!take_compile(compiled, e)) return m;
   const gpu::Result r = run_job(make_job(config, compiled));
-  if (r.interrupted) throw Error::failed("interrupted");
+  if (r.interrupted) throw Cancelled{};
   e.status = r.status;
   e.reason = r.reason;
   // The worker's own phase times; the rest of the job's wall (messages, job
@@ -601,7 +601,7 @@ std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>
       job.verify = false;
       job.capture_outputs = false;
       const gpu::Result r = run_job(std::move(job), false);
-      if (r.interrupted) throw Error::failed("interrupted");
+      if (r.interrupted) throw Cancelled{};
       if (r.status != gpu::Status::Ok) {
         e.status = r.status;
         e.reason = "re-measure: " + r.reason;
@@ -656,7 +656,7 @@ std::vector<Measured> GpuEvaluator::profile(std::span<const std::vector<Value>> 
     job.profile = true;
     job.metrics = metrics;
     const gpu::Result r = run_job(std::move(job), false);
-    if (r.interrupted) throw Error::failed("interrupted");
+    if (r.interrupted) throw Cancelled{};
     e.status = r.status;
     e.reason = r.status == db::Status::Ok ? r.counters_note : "profile: " + r.reason;
     gpu::counters_to_evaluation(r.counter_metrics, r.counter_values, e);

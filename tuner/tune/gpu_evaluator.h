@@ -59,7 +59,8 @@ struct GpuEvaluatorOptions {
   // over about this many ms of back-to-back launches (tune --energy; on by
   // default where the spec's objective or a metric needs energy_j).
   double energy_ms = 0;
-  const std::atomic<bool>* interrupt = nullptr;
+  // Once requested, a job or compile in progress is abandoned and Cancelled thrown.
+  Cancel::Token cancel;
   // Shared with the evaluators of the run's other GPUs (PoolEvaluator); null:
   // its own, of compile_threads processes.
   std::shared_ptr<CompilePool> compile_pool;

@@ -28,8 +28,6 @@ std::string budget_text(const Budget& b, size_t workers) {
   return s;
 }
 
-bool stop_requested(const RunOptions& o) { return o.interrupt && o.interrupt->load(); }
-
 // The best `k` distinct configurations of this run's results.
 std::vector<std::vector<Value>> best_configs(const Spec& spec, const std::vector<db::Evaluation>& evals, size_t k) {
   std::vector<std::vector<Value>> out;
@@ -91,6 +89,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   start.run_id = run_id;
 
   CostOptions co;
+  co.cancel = o.cancel;
   // A replay proposes in the same batches as a GPU run, so it searches as the GPU run would.
   // On several workers a strategy that learns nothing between batches gets
   // one batch's worth per worker (StrategyInfo::batch_per_worker).
@@ -123,9 +122,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
     return values;
   };
   auto evaluate = [&](std::span<const Config> batch, const CostLayer::Done& done) {
-    evaluator.evaluate(values_of(batch),
-                       [&](size_t i, const Measured& m) { return done(i, keep(m)) && !stop_requested(o); });
-    if (stop_requested(o)) throw Error::failed("interrupted");
+    evaluator.evaluate(values_of(batch), [&](size_t i, const Measured& m) { return done(i, keep(m)); });
   };
   // Measured while the strategy proposes (a GPU run's evaluator, or simulated GPUs).
   if (o.spares && evaluator.measures_beside())
@@ -142,11 +139,9 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
       b.on_measured = [&](const Measured& m) {
         const std::optional<Config> c = space.config_of(m.eval.config);
         if (!c) throw Error::failed("internal: a configuration measured beside the proposal is not of the space");
-        return cb.report(*c, keep(m)) && !stop_requested(o);
+        return cb.report(*c, keep(m));
       };
-      std::vector<Config> proposal = evaluator.beside(b);
-      if (stop_requested(o)) throw Error::failed("interrupted");
-      return proposal;
+      return evaluator.beside(b);
     };
   // A partial recording (an interrupted cache): the strategy keeps to what it holds.
   if (std::optional<ConfigEvaluator::RecordedPart> part = evaluator.recorded_part()) {
@@ -181,7 +176,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
       }
       observer.progress(t);
     });
-    if (o.remeasure_top > 1 && !start.replay) {
+    if (o.remeasure_top > 1 && !start.replay && !o.cancel.requested()) {
       const auto top = best_configs(spec, evaluated, o.remeasure_top);
       if (top.size() > 1)
         for (const Measured& m : evaluator.remeasure(top, o.remeasure_rounds)) {
@@ -189,13 +184,18 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
           observer.remeasured(m);
         }
     }
-  } catch (const Error&) {
+  } catch (const Cancelled&) {
+    // The re-measure, cut short: none of its rounds is stored.
+    if (!o.cancel.requested()) {
+      store.end_run(run_id);
+      throw;
+    }
+  } catch (...) {
     store.end_run(run_id);
-    if (!stop_requested(o)) throw;
-    outcome.interrupted = true;
-    return outcome;
+    throw;
   }
   store.end_run(run_id);
+  outcome.interrupted = o.cancel.requested();
   return outcome;
 }
 

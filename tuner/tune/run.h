@@ -11,11 +11,11 @@
 //
 // The observer sees everything the run does, in order, and only observes: a
 // printer (the command line's TuneReport) or a test. Errors of the whole run
-// (a bad option, an unreadable prior) are ktune::Error; a configuration that
-// fails is data, stored with its status.
+// (a bad option, an unreadable prior) are ktune::Error, thrown whether or not
+// a cancel was requested; a configuration that fails is data, stored with its
+// status. A cancelled run is no error: it returns, RunOutcome::interrupted.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "db/store.h"
+#include "search/expr/cancel.h"
 #include "search/strategy/cost.h"
 #include "tuner/spec/spec.h"
 #include "tuner/tune/evaluator.h"
@@ -51,8 +52,9 @@ struct RunOptions {
   bool spares = true;
   size_t remeasure_top = 3;  // the final interleaved re-measure: how many
   int remeasure_rounds = 3;  // and how many rounds
-  // Set (by a signal handler) to stop the run after the evaluation in flight.
-  const std::atomic<bool>* interrupt = nullptr;
+  // Requested (by a signal handler): the run stops after the evaluations in
+  // flight, skips the re-measure and returns what finished, interrupted.
+  Cancel::Token cancel;
 };
 
 // What the run is about to do, once the store, the prior and the resumable
@@ -88,7 +90,7 @@ class RunObserver {
 struct RunOutcome {
   int64_t run_id = 0;
   RunResult result;
-  bool interrupted = false;  // stopped by `interrupt`; what finished is stored
+  bool interrupted = false;  // RunOptions::cancel was requested; what finished is stored and in `result`
 };
 
 RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, const RunOptions& options,

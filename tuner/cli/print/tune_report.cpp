@@ -119,7 +119,9 @@ void TuneReport::remeasured(const Measured& m) {
   if (m.eval.status == db::Status::Ok && m.eval.time_ms) confirmed_[db::config_key(m.eval.config)] = *m.eval.time_ms;
 }
 
-void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run_id) {
+void TuneReport::finish(const tune::RunOutcome& outcome, bool json, int top) {
+  const RunResult& result = outcome.result;
+  const int64_t run_id = outcome.run_id;
   if (bar_) bar_->finish();
   const auto r = rank_results(*spec_, evals_);
   const auto& params = spec_->space().parameters();
@@ -131,6 +133,14 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
                    {"missing_from_data", missing_ + result.not_recorded},
                    {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_},
                    {"prior", cli::Json()}};
+    if (outcome.interrupted) {  // beside the stop reason; absent from a run that was not interrupted
+      cli::Json with = cli::Json::object();
+      for (auto& [key, value] : j.items()) {
+        with[key] = std::move(value);
+        if (key == "stop") with["interrupted"] = true;
+      }
+      j = std::move(with);
+    }
     if (partial_) j["partial_recording"] = {{"recorded", partial_->first}, {"valid", partial_->second}};
     if (recorded_optimum_ && !r.empty()) {
       const double best = *objective_of(*spec_, *r[0]);
@@ -195,7 +205,10 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
   }
   std::cout << (replay_ ? "REPLAY of recorded measurements (" + device_.name + ", " + source_ + ")\n"
                         : "tuned on " + source_ + "\n");
-  std::cout << "stopped: " << stop_reason_name(result.stop) << "; " << measured_ << (replay_ ? " replayed" : " measured");
+  std::cout << "stopped: " << stop_reason_name(result.stop);
+  // Interrupted after the search had stopped on its own: the re-measure was cut.
+  if (outcome.interrupted && result.stop != StopReason::Interrupted) std::cout << ", then interrupted";
+  std::cout << "; " << measured_ << (replay_ ? " replayed" : " measured");
   if (result.beside) std::cout << " (" << result.beside << " of them while the strategy proposed)";
   if (resumed_) std::cout << ", " << resumed_ << " reused from the database";
   if (missing_ + result.not_recorded) std::cout << ", " << missing_ + result.not_recorded << " not in the recorded data";
@@ -315,7 +328,6 @@ void TuneReport::finish(const RunResult& result, bool json, int top, int64_t run
 }
 
 void TuneReport::finish_interrupted(std::ostream& err) {
-  if (bar_) bar_->finish();
   err << "ktune: interrupted; " << measured_ << " finished evaluations are stored\n";
 }
 

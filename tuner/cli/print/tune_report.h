@@ -40,7 +40,10 @@ class TuneReport : public tune::RunObserver {
   // A replay: the best objective of the whole recording, which the summary
   // sets the run's best against.
   void recorded_optimum(double best) { recorded_optimum_ = best; }
-  void finish(const RunResult& r, bool json, int top, int64_t run_id);
+  // The summary: what the run found, the best `top` as a table or JSON. An
+  // interrupted run's says so ("interrupted": true) and holds what finished.
+  void finish(const tune::RunOutcome& outcome, bool json, int top);
+  // An interrupted run, after its summary: how many evaluations are stored.
   void finish_interrupted(std::ostream& err);
   bool any_ok() const { return ok_ > 0; }
   // A further member of the --json summary (e.g. "profile": tune --profile-top).
