@@ -347,6 +347,34 @@ TEST(PortabilityConfigsFrom, MeasuresAnotherDevicesFastestAndCompareSeesThem) {
   EXPECT_EQ(none.status, 2) << none.out;
 }
 
+// --configs FILE: exactly the configurations a file lists, in its order;
+// bad entries are bad input naming them.
+TEST(PortabilityConfigsFrom, AListedFileIsMeasuredAsListed) {
+  ktune::testing::TempDir dir;
+  const std::string db = dir.file("x.db"), list = dir.file("list.json"), bad = dir.file("bad.json");
+  std::ofstream(list) << R"([{"block_size_x": 256, "tile_size_x": 2}, {"tile_size_x": 1, "block_size_x": 32}])";
+  const std::string spec = (kData / "saxpy.yaml").string(), data = (kData / "rtx3090.json").string();
+  const Ran t = ktune("tune " + spec + " --simulate " + data + " --configs " + list + " --json --db " + db, true);
+  ASSERT_EQ(t.status, 0) << t.out;
+  EXPECT_NE(t.out.find("measuring the 2 configurations listed in"), std::string::npos) << t.out;
+  const Json rows = Json::parse(ktune("results --json --sort id --db " + db).out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(key_of(rows[0]["config"]), "256,2");
+  EXPECT_EQ(key_of(rows[1]["config"]), "32,1");
+  const std::pair<std::string, std::string> cases[] = {
+      {R"([{"block_size_x": 256}])", "configuration 1: no value for parameter 'tile_size_x'"},
+      {R"([{"block_size_x": 256, "tile_size_x": 2, "unroll": 1}])", "unknown parameter 'unroll'"},
+      {R"([{"block_size_x": 48, "tile_size_x": 2}])", "not in its parameter's list"},
+      {R"({"block_size_x": 48})", "expected a JSON list"},
+  };
+  for (const auto& [text, words] : cases) {
+    std::ofstream(bad) << text;
+    const Ran r = ktune("tune " + spec + " --simulate " + data + " --configs " + bad + " --db " + db, true);
+    EXPECT_EQ(r.status, 2) << text;
+    EXPECT_NE(r.out.find(words), std::string::npos) << r.out;
+  }
+}
+
 // The header's select() and the Launcher fall back, for a device the results
 // do not know, to the most portable configuration, not to the one best most
 // often (here every configuration wins once, so that was the smallest key).

@@ -12,6 +12,7 @@ an error naming it (BadInput); nothing is dropped silently.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -28,7 +29,9 @@ BadInput = _ktune.BadInput
 Error = _ktune.Error
 
 _CUDA_LANGS = {None, "CUDA", "CUPY", "NVCUDA"}
-_DEFAULT_BLOCK_SIZE_NAMES = ["block_size_x", "block_size_y", "block_size_z"]
+# Restrictions given as Python functions are tried on every combination (as
+# Kernel Tuner does); about a microsecond each, so a few seconds at most.
+_MAX_ENUMERATED = 5_000_000
 
 
 def _refuse(name: str, why: str) -> None:
@@ -77,6 +80,7 @@ class _Translation:
         self.spec: dict[str, Any] = {}
         self.notes: list[str] = []
         self.arrays: list[np.ndarray | None] = []
+        self.functions: list = []  # restrictions given as Python functions
 
     def kernel(self, kernel_name, kernel_source, lang, compiler, compiler_options, defines):
         if lang is not None and str(lang).upper() not in _CUDA_LANGS:
@@ -143,13 +147,38 @@ class _Translation:
         out = []
         for r in items:
             if callable(r):
-                _refuse("restrictions", "a Python function has no ktune counterpart yet; give each "
-                                        "restriction as an expression string, e.g. \"block_size_x * tile <= 1024\"")
-            if not isinstance(r, str):
-                _refuse("restrictions", f"expected strings, not {type(r).__name__}")
-            out.append(r)
+                self.functions.append(r)
+            elif isinstance(r, str):
+                out.append(r)
+            else:
+                _refuse("restrictions", f"expected strings or functions, not {type(r).__name__}")
         if out:
             self.spec["restrictions"] = out
+
+    def listed(self, tune_params) -> str | None:
+        """With restrictions that are Python functions: every configuration of
+        the Cartesian product they allow, as Kernel Tuner enumerates them, in a
+        file for `ktune tune --configs` (the spec's string restrictions still
+        apply there). None without such functions."""
+        if not self.functions:
+            return None
+        names = list(tune_params)
+        lists = [list(v) for v in tune_params.values()]
+        total = 1
+        for values in lists:
+            total *= len(values)
+        if total > _MAX_ENUMERATED:
+            _refuse("restrictions", f"a Python function over {total:,} combinations is too many to try one by one "
+                                    f"(at most {_MAX_ENUMERATED:,}); give it as an expression string")
+        allowed = []
+        for combination in itertools.product(*lists):
+            p = dict(zip(names, combination))
+            if all(f(p) for f in self.functions):
+                allowed.append({k: _param_value(v, k) for k, v in p.items()})
+        path = os.path.join(self.folder, "configs.json")
+        with open(path, "w") as f:
+            json.dump(allowed, f)
+        return path
 
     def arguments(self, arguments, answer, atol, cmem_args, data: bool):
         if not isinstance(arguments, (list, tuple)):
@@ -352,6 +381,11 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             t.spec["iterations"] = int(iterations)
         # Kernel Tuner's default is to try every configuration.
         t.spec["strategy"] = strategy if strategy is not None else "brute_force"
+        listed = t.listed(tune_params)
+        if listed and t.spec["strategy"] != "brute_force":
+            _refuse("restrictions", "a Python function restricts brute_force only (Kernel Tuner's default, which "
+                                    "tries every configuration it allows); for another strategy give it as an "
+                                    "expression string")
         if strategy_options:
             t.spec["strategy_options"] = {k: v for k, v in strategy_options.items()}
         spec = t.write()
@@ -363,6 +397,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         args = ["tune", spec, "--json", *common]
         if seed is not None:
             args += ["--seed", str(int(seed))]
+        if listed:
+            args += ["--configs", listed]
         if simulation_mode:
             args += ["--simulate", cache_path]
         else:

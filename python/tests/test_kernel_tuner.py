@@ -98,7 +98,7 @@ def test_string_metric_objective(root, db):
 @pytest.mark.parametrize("change, words", [
     ({"lang": "OpenCL"}, "lang"),
     ({"verify": lambda a, b, atol=None: True}, "verify"),
-    ({"restrictions": [lambda p: p["block_size_x"] > 64]}, "restrictions"),
+    ({"restrictions": [lambda p: p["block_size_x"] > 64], "strategy": "random_sample"}, "restrictions"),
     ({"texmem_args": {"t": np.zeros(4)}}, "texmem_args"),
     ({"smem_args": {"size": lambda p: p["block_size_x"] * 4}}, "smem_args"),
     ({"objective": "GB/s", "metrics": {"GB/s": lambda p: 1.0}}, "objective"),
@@ -161,3 +161,19 @@ def test_empty_array_and_numpy_problem_size(tmp_path):
     t.arguments([np.zeros(0, np.float32), np.ones(2, np.float32)], None, 1e-6, None, data=True)
     assert t.spec["arguments"][0] == {"name": "arg0", "type": "float*", "size": 1, "fill": "zeros"}
     assert json.dumps(_plain((np.int32(3), np.int64(4)))) == "[3, 4]"
+
+
+def test_function_restriction_is_the_same_space_as_its_string(root, db):
+    def key(results):
+        return sorted(tuple(r[k] for k in PARAMS) for r in results)
+
+    by_function, _ = ktune.tune_kernel(
+        "vector_add", str(root / "templates/vector_add/vector_add.cu"), N, vector_add_args(), PARAMS,
+        restrictions=RESTRICTIONS + [lambda p: p["block_size_x"] * p["items_per_thread"] >= 1024],
+        cache=str(root / "examples/data/vector_add_h100.json"), simulation_mode=True, quiet=True)
+    by_string, _ = ktune.tune_kernel(
+        "vector_add", str(root / "templates/vector_add/vector_add.cu"), N, vector_add_args(), PARAMS,
+        restrictions=RESTRICTIONS + ["block_size_x * items_per_thread >= 1024"],
+        cache=str(root / "examples/data/vector_add_h100.json"), simulation_mode=True, quiet=True, db=db + "2")
+    assert by_function and key(by_function) == key(by_string)
+    assert all(r["block_size_x"] * r["items_per_thread"] >= 1024 for r in by_function)

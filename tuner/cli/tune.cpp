@@ -55,6 +55,7 @@ struct TuneOptions : ResultsOptions {
   std::string compile_timeout;
   int top = 10;
   std::string configs_from;  // --configs-from DEVICE: measure its --top fastest configurations
+  std::string configs;       // --configs FILE: measure the configurations it lists
   bool no_racing = false;
   std::optional<double> energy_ms;  // --energy [MS]
   std::string objective;            // --objective NAME
@@ -216,6 +217,16 @@ int run_tune(const TuneOptions& o) {
     std::cerr << "ktune: measuring " << from.describe() << '\n';
     ro.listed = from.configs;
   }
+  if (!o.configs.empty()) {  // the configurations a file lists, in place of a strategy
+    const ListedConfigs listed = configs_listed_in(spec, o.configs);
+    if (listed.outside)
+      std::cerr << "ktune: note: " << listed.outside << " of the configurations in " << o.configs
+                << " break the spec's restrictions: left out (the first: " << listed.first_outside << ")\n";
+    if (listed.configs.empty()) throw Error::failed(o.configs + ": no valid configuration to measure");
+    std::cerr << "ktune: measuring the " << listed.configs.size() << " configuration"
+              << (listed.configs.size() == 1 ? "" : "s") << " listed in " << o.configs << '\n';
+    ro.listed = listed.configs;
+  }
   std::optional<double> recorded_best;
   std::unique_ptr<ConfigEvaluator> evaluator = mpi.evaluator(spec, make_evaluator(spec, o, mpi, recorded_best));
   TuneReport report(spec, !o.json);
@@ -321,6 +332,10 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--configs-from", o->configs_from,
                   "measure the --top fastest configurations DEVICE (any part of its name) recorded in the database "
                   "for this kernel and problem size, instead of searching (then `ktune compare`)");
+  sub->add_option("--configs", o->configs,
+                  "measure exactly the configurations FILE lists (a JSON list of {parameter: value}), in order, "
+                  "in place of a strategy; those the spec's restrictions rule out are left out, with a note")
+      ->excludes("--configs-from");
   sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
   sub->add_option("--device", o->device, "replay: which device's results to use");
   sub->add_flag("--mpi", o->mpi,

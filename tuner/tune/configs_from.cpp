@@ -1,8 +1,12 @@
 #include "tuner/tune/configs_from.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "ktune/error.h"
 #include "tuner/tune/replay_evaluator.h"
@@ -88,6 +92,54 @@ ConfigsFrom configs_from(const Spec& spec, db::Store& store, const std::string& 
   if (out.configs.empty())
     throw Error::bad_input("--configs-from: none of the configurations " + device +
                            " measured is valid in the spec's space (" + spec.path + ")");
+  return out;
+}
+
+ListedConfigs configs_listed_in(const Spec& spec, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error::bad_input(path + ": cannot read the list of configurations");
+  nlohmann::json list;
+  try {
+    list = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error::bad_input(path + ": not JSON: " + e.what());
+  }
+  if (!list.is_array()) throw Error::bad_input(path + ": expected a JSON list of configurations");
+  const SearchSpace& space = spec.space();
+  const auto& params = space.parameters();
+  ListedConfigs out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const nlohmann::json& entry = list[i];
+    const std::string where = path + ": configuration " + std::to_string(i + 1);
+    if (!entry.is_object()) throw Error::bad_input(where + ": expected an object of parameter: value");
+    for (const auto& [name, value] : entry.items())
+      if (space.parameter_index(name) < 0) throw Error::bad_input(where + ": unknown parameter '" + name + "'");
+    std::vector<Value> values;
+    std::string text;
+    for (const auto& p : params) {
+      const auto it = entry.find(p.name);
+      if (it == entry.end()) throw Error::bad_input(where + ": no value for parameter '" + p.name + "'");
+      if (it->is_boolean()) {
+        values.emplace_back(it->get<bool>());
+      } else if (it->is_number_integer()) {
+        values.emplace_back(it->get<int64_t>());
+      } else if (it->is_number()) {
+        values.emplace_back(it->get<double>());
+      } else if (it->is_string()) {
+        values.emplace_back(it->get<std::string>());
+      } else {
+        throw Error::bad_input(where + ": the value of '" + p.name + "' is no number, bool or string");
+      }
+      text.append(text.empty() ? "" : ", ").append(p.name + "=" + values.back().str());
+    }
+    const std::optional<Config> c = space.config_of(values);
+    if (!c) throw Error::bad_input(where + " (" + text + "): a value is not in its parameter's list");
+    if (!space.is_valid(*c)) {
+      if (!out.outside++) out.first_outside = text;
+      continue;
+    }
+    out.configs.push_back(*c);
+  }
   return out;
 }
 

@@ -33,6 +33,18 @@ struct ConfigsFrom {
 // sizes that hold the kernel.
 ConfigsFrom configs_from(const Spec& spec, db::Store& store, const std::string& device, size_t top);
 
+// Configurations a file lists: a JSON list of objects, each naming every
+// parameter of the spec ({"block_size_x": 128, "tile": 2}). Error::bad_input
+// for a file that is no such list, an unknown parameter, a missing one, or a
+// value not in its parameter's list (naming the entry). Those the spec's
+// restrictions rule out are left out and counted.
+struct ListedConfigs {
+  std::vector<Config> configs{};  // in the file's order
+  size_t outside = 0;             // entries the restrictions rule out
+  std::string first_outside{};    // the first of them, "block_size_x=1024, tile=8"
+};
+ListedConfigs configs_listed_in(const Spec& spec, const std::string& path);
+
 // Proposes `configs` in order, once each, then nothing (the run ends).
 std::unique_ptr<Strategy> listed_strategy(std::vector<Config> configs);
 
