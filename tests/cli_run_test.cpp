@@ -23,29 +23,16 @@
 
 #include "tuner/cli/run.h"
 #include "tuner/tune/kernel_build.h"
+#include "test_util.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Ran {
-  int status = -1;
-  std::string out;
-};
+using ktune::testing::Ran;
 
-// Runs ktune with `args` (a shell-quoted string); stdout captured, stderr too when asked.
-Ran ktune(const std::string& args, bool merge_stderr = true) {
-  const std::string cmd = std::string(KTUNE_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  Ran r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+// Runs ktune with `args`; stderr merged into the output unless asked not to.
+Ran ktune(const std::string& args, bool merge_stderr = true) { return ktune::testing::run_ktune(args, merge_stderr); }
 
 const std::string kSpec = fs::path(KTUNE_TESTS_DIR).parent_path().string() + "/templates/vector_add/vector_add.yaml";
 const std::string kValid = "block_size_x=128,items_per_thread=2,vector_width=1,unroll=0,grid_stride=0";

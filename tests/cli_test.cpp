@@ -14,28 +14,16 @@
 #include <sstream>
 #include <string>
 
+#include "test_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Ran {
-  int status = -1;
-  std::string out;
-};
+using ktune::testing::Ran;
 
-// Runs ktune with `args` (a shell-quoted string), stdout captured, stderr merged when asked.
-Ran ktune(const std::string& args, bool merge_stderr = false) {
-  const std::string cmd = std::string(KTUNE_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  Ran r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+// Runs ktune with `args`; stderr merged into the output when asked.
+Ran ktune(const std::string& args, bool merge_stderr = false) { return ktune::testing::run_ktune(args, merge_stderr); }
 
 const std::string kRoot = fs::path(KTUNE_TESTS_DIR).parent_path().string();
 const std::string kVecSpec = kRoot + "/templates/vector_add/vector_add.yaml";

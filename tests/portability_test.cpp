@@ -36,23 +36,10 @@ using Json = nlohmann::json;
 const fs::path kData = fs::path(KTUNE_TESTS_DIR) / "data" / "portability";
 const std::vector<std::string> kFiles = {"rtx3090.json", "rtx2080ti.json", "a100.json", "a4000.json"};
 
-struct Ran {
-  int status = -1;
-  std::string out;
-};
+using ktune::testing::Ran;
 
-Ran ktune(const std::string& args, bool merge_stderr = false) {
-  const std::string cmd = std::string(KTUNE_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  Ran r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+// Runs ktune with `args`; stderr merged into the output when asked.
+Ran ktune(const std::string& args, bool merge_stderr = false) { return ktune::testing::run_ktune(args, merge_stderr); }
 
 int shell(const std::string& cmd) {
   const int rc = std::system(cmd.c_str());

@@ -1,10 +1,13 @@
 // Helpers shared by the tests: a scratch folder removed at the end of a test,
-// a scoped environment variable, where the sample kernels live, and the
-// error a call throws.
+// a scoped environment variable, where the sample kernels live, the error a
+// call throws, and a run of the ktune executable.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -79,5 +82,29 @@ inline Error error_of(const std::function<void()>& f) {
   ADD_FAILURE() << "no error thrown";
   return Error::failed("none");
 }
+
+#ifdef KTUNE_BINARY
+// What a run of the ktune executable printed, and its exit status (-1: it
+// did not exit normally).
+struct Ran {
+  int status = -1;
+  std::string out;
+};
+
+// Runs the ktune executable with `args` (a shell-quoted string): stdout
+// captured, stderr merged into it when asked, else dropped.
+inline Ran run_ktune(const std::string& args, bool merge_stderr) {
+  const std::string cmd = std::string(KTUNE_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  Ran r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+#endif
 
 }  // namespace ktune::testing
