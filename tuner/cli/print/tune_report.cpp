@@ -56,7 +56,7 @@ void TuneReport::measured(const Measured& m) {
 
 void TuneReport::reused(const db::Evaluation& e) {
   ++resumed_;
-  reused_keys_.insert(db::config_key(e.config));
+  reused_.push_back(e.config);
   if (e.status == db::Status::Ok) ++ok_;
   evals_.push_back(e);
 }
@@ -192,10 +192,9 @@ void TuneReport::finish(const tune::RunOutcome& outcome, bool json, int top) {
     // What the run took from the database instead of measuring (Kernel
     // Tuner's cache hits): its rows belong to earlier runs.
     cli::Json reused = cli::Json::array();
-    for (const db::Evaluation& e : evals_) {
-      if (!reused_keys_.count(db::config_key(e.config))) continue;
+    for (const auto& config : reused_) {
       cli::Json c = cli::Json::object();
-      for (size_t p = 0; p < params.size(); ++p) c[params[p].name] = cli::to_json(e.config[p]);
+      for (size_t p = 0; p < params.size(); ++p) c[params[p].name] = cli::to_json(config[p]);
       reused.push_back(c);
     }
     j["reused_configs"] = reused;

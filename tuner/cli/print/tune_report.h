@@ -10,7 +10,6 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -60,7 +59,7 @@ class TuneReport : public tune::RunObserver {
   std::vector<db::Evaluation> evals_;
   std::map<std::string, int> counts_;
   std::map<std::string, double> confirmed_;  // config key -> re-measured median
-  std::set<std::string> reused_keys_;          // config keys taken from the database
+  std::vector<std::vector<Value>> reused_;     // configurations taken from the database
   size_t ok_ = 0, missing_ = 0, resumed_ = 0, measured_ = 0, reusable_ = 0;
   std::optional<std::pair<uint64_t, uint64_t>> partial_;
   size_t workers_ = 1;
