@@ -1,4 +1,4 @@
-// Every template in templates/ is a valid spec, and a sample of its
+// Every spec in templates/ is valid, and a sample of its
 // configurations (the first valid one plus random ones) compiles through NVRTC
 // for sm_80 and sm_90 without a GPU, with no register spills (a template
 // written for sm_90a, kernel.archs, for that instead of sm_90 and not for sm_80).
@@ -17,11 +17,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Every spec of every template folder (a folder may hold variants, e.g. attention's
+// causal one beside it).
 std::vector<std::string> template_specs() {
   std::vector<std::string> out;
   for (const auto& d : fs::directory_iterator(KTUNE_TEMPLATES_DIR))
-    if (d.is_directory() && fs::exists(d.path() / (d.path().filename().string() + ".yaml")))
-      out.push_back((d.path() / (d.path().filename().string() + ".yaml")).string());
+    if (d.is_directory())
+      for (const auto& f : fs::directory_iterator(d.path()))
+        if (f.path().extension() == ".yaml") out.push_back(f.path().string());
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -1,0 +1,301 @@
+// attention: the forward pass of FlashAttention on Hopper's warpgroup tensor-core
+// instructions (wgmma, sm_90a only). Per (batch b, head h):
+//   O = softmax(Q K^T * scale) V,  Q, K, V, O of S rows by D (the head dimension),
+// bf16 in and out, fp32 accumulation, softmax online (no S x S matrix). `attention<D>`
+// attends to every key, `attention_causal<D>` to keys at or before the query's position.
+// D is 64 or 128 (the template argument), S any length (partial tiles are masked and
+// zero-filled). Q, K and V share one layout of element strides (sb per batch, sh per
+// head, ss per position; the head dimension contiguous), O has its own: (B, H, S, D),
+// (B, S, H, D) or a packed QKV buffer are all strides.
+//
+// A block takes BLOCK_M = 64 * warpgroups queries of one head; warpgroup g owns 64 of
+// them for the whole run. Q is staged once; K and V tiles of block_n keys stream through a
+// `stages`-deep ring of shared memory, copied by every thread with cp.async (zero-filled
+// past S), all three in the 128-byte-swizzled layout wgmma reads without bank conflicts
+// (per 64-column chunk of D, rows of 128 bytes; 16-byte piece c of row r at c ^ (r % 8)).
+// Per key tile, each warpgroup:
+//   S = Q K^T           wgmma, A = Q and B = K from shared memory (both K-major)
+//   online softmax      in registers: each thread holds two rows' share of S; row maxima
+//                       across the four threads of a row (shuffles), exp2 in the log2
+//                       domain, O and the row sums rescaled when a maximum grows
+//   O += P V            wgmma, A = P from registers (the accumulator layout of S, packed
+//                       to bf16 pairs, is the register layout of A), B = V read N-major
+// The P V of one tile stays in flight while the next tile's S is computed and waited for;
+// a stage is refilled two tiles after it was read, when every warpgroup has retired both
+// products that read it (its wait, then the barrier). So stages - 2 tiles are in flight
+// from memory. Causal blocks run the longest query tiles first (launch order reversed),
+// skip key tiles wholly after their queries and mask only the diagonal tiles.
+//
+// Tunable macros:
+//   warpgroups   128-thread warpgroups per block (block_size_x = 128 * warpgroups)
+//   block_n      keys per tile: the N of S = Q K^T (64, 96, 128 or 192)
+//   stages       depth of the K/V ring, at least 3
+// Shared memory is DYNAMIC: (BLOCK_M + 2 * stages * block_n) * D * 2 + 1024 bytes (the
+// 1024 aligns it on the swizzle's period), the spec's shared_memory expression.
+// Grid: (ceil(S / BLOCK_M), H, B). Compiled for sm_90a (the spec's kernel.archs).
+#include <cuda_bf16.h>
+
+#include "../common/cp_async.cuh"
+#include "../common/wgmma.cuh"
+
+#ifndef warpgroups
+#define warpgroups 2
+#endif
+#ifndef block_n
+#define block_n 128
+#endif
+#ifndef stages
+#define stages 3
+#endif
+#ifndef block_size_x
+#define block_size_x (128 * warpgroups)
+#endif
+
+typedef __nv_bfloat16 bf16;
+#define NEG_INF __int_as_float(0xff800000)  // -infinity (NVRTC has no <cmath>)
+#define BLOCK_M (64 * warpgroups)
+
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Two floats as a bf16 pair, `lo` in the low half (the lower column).
+__device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<unsigned*>(&v);
+}
+
+// Issues the cp.async copies of ROWS rows of D elements, rows r0.. of a head whose rows
+// are `stride` elements apart, into the swizzled layout at `dst`: 64-column chunks
+// ROWS * 128 bytes apart. Rows at or past S become zeros.
+template <int D, int ROWS>
+__device__ __forceinline__ void load_tile(unsigned dst, const bf16* __restrict__ src, long long stride, int r0,
+                                          int S) {
+  constexpr int PER_ROW = D / 8, PIECES = ROWS * PER_ROW;
+#pragma unroll
+  for (int j = 0; j < (PIECES + block_size_x - 1) / block_size_x; ++j) {
+    const int i = j * block_size_x + threadIdx.x;
+    if (PIECES % block_size_x == 0 || i < PIECES) {
+      const int row = i / PER_ROW, c = i % PER_ROW;
+      const bool valid = r0 + row < S;
+      const bf16* p = src + (valid ? r0 + row : 0) * stride + c * 8;
+      cp_async16_zfill(dst + (c / 8) * (ROWS * 128) + row * 128 + (((c % 8) ^ (row % 8)) << 4), p, valid);
+    }
+  }
+}
+
+template <int D, bool CAUSAL>
+__device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16* __restrict__ Q,
+                                               const bf16* __restrict__ K, const bf16* __restrict__ V, int S,
+                                               float scale, long long sb, long long sh, long long ss, long long osb,
+                                               long long osh, long long oss) {
+  static_assert(D == 64 || D == 128, "head dimension 64 or 128");
+  static_assert(stages >= 3, "the ring needs at least 3 stages");
+  static_assert(block_n % 16 == 0, "block_n: whole k16 steps of P V");
+  constexpr int Q_BYTES = BLOCK_M * D * 2, KV_BYTES = block_n * D * 2, STAGE_BYTES = 2 * KV_BYTES;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const unsigned q_smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
+  const unsigned ring = q_smem + Q_BYTES;  // both sizes are multiples of 1024 bytes
+
+  const int tile = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int q0 = tile * BLOCK_M;
+  const long long head = blockIdx.z * sb + blockIdx.y * sh;
+  const bf16* Qh = Q + head;
+  const bf16* Kh = K + head;
+  const bf16* Vh = V + head;
+  const int wg = threadIdx.x / 128, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int wg_q0 = q0 + wg * 64;
+  const int row = wg_q0 + warp * 16 + lane / 4;  // this thread's rows: row and row + 8
+  const int kv_end = CAUSAL ? min(S, q0 + BLOCK_M) : S;
+  const int tiles = (kv_end + block_n - 1) / block_n;
+
+  load_tile<D, BLOCK_M>(q_smem, Qh, ss, q0, S);  // joins tile 0's group
+#pragma unroll
+  for (int s = 0; s < stages - 2; ++s) {
+    if (s < tiles) {
+      load_tile<D, block_n>(ring + s * STAGE_BYTES, Kh, ss, s * block_n, S);
+      load_tile<D, block_n>(ring + s * STAGE_BYTES + KV_BYTES, Vh, ss, s * block_n, S);
+    }
+    cp_async_commit();  // empty groups keep the group count in step with the tiles
+  }
+
+  float o[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) o[i] = 0.0f;
+  float s_acc[block_n / 2];
+  unsigned p[block_n / 16][4];
+  float m[2] = {NEG_INF, NEG_INF}, l[2] = {0.0f, 0.0f};
+  const float scale_log2 = scale * 1.4426950408889634f;
+
+  for (int j = 0; j < tiles; ++j) {
+    cp_async_wait<stages - 3>();  // tile j has landed (this thread's copies)...
+    fence_proxy_async();
+    __syncthreads();  // ...and everyone's; every warpgroup has retired tile j-2's products
+    const unsigned k_stage = ring + (j % stages) * STAGE_BYTES, v_stage = k_stage + KV_BYTES;
+    const int key0 = j * block_n;
+    // A causal warpgroup whose queries all precede the tile has nothing to do in it.
+    const bool active = !CAUSAL || key0 <= wg_q0 + 63;
+    if (active) {
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        // 16 columns of D = 32 bytes into the 128-byte swizzled rows of chunk kk / 4.
+        const unsigned a = q_smem + (kk / 4) * (BLOCK_M * 128) + wg * (64 * 128) + (kk % 4) * 32;
+        const unsigned b = k_stage + (kk / 4) * (block_n * 128) + (kk % 4) * 32;
+        WgmmaSS<block_n, 0>::run(s_acc, smem_desc(a, 16, 1024), smem_desc(b, 16, 1024), kk > 0);
+      }
+      wgmma_commit();
+    }
+    wgmma_wait<0>();  // S, and the previous tile's P V
+    fence_operands(s_acc);
+    fence_operands(o);
+    fence_operands(p);
+    const int next = j + stages - 2;
+    if (next < tiles) {
+      load_tile<D, block_n>(ring + (next % stages) * STAGE_BYTES, Kh, ss, next * block_n, S);
+      load_tile<D, block_n>(ring + (next % stages) * STAGE_BYTES + KV_BYTES, Vh, ss, next * block_n, S);
+    }
+    cp_async_commit();
+    if (!active) continue;
+
+    // S's accumulator layout: warp w of the warpgroup owns rows 16w..16w+15; per n8 block
+    // jn, s_acc[4jn], [4jn+1] at (row, keys 8jn + 2(lane%4) + {0,1}), [4jn+2], [4jn+3] at
+    // row + 8.
+    const bool mask = key0 + block_n > S || (CAUSAL && key0 + block_n - 1 > wg_q0);
+    float mx[2] = {m[0], m[1]};
+#pragma unroll
+    for (int jn = 0; jn < block_n / 8; ++jn)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float v = s_acc[4 * jn + e] * scale_log2;
+        if (mask) {
+          const int key = key0 + 8 * jn + 2 * (lane % 4) + (e & 1);
+          if (key >= S || (CAUSAL && key > row + 8 * (e >> 1))) v = NEG_INF;
+        }
+        s_acc[4 * jn + e] = v;
+        mx[e >> 1] = fmaxf(mx[e >> 1], v);
+      }
+    float corr[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      if (mx[r] == NEG_INF) mx[r] = 0.0f;  // a row with no key yet: nothing to scale
+      corr[r] = fast_exp2(m[r] - mx[r]);
+      m[r] = mx[r];
+      l[r] *= corr[r];
+    }
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i >> 1) & 1];
+#pragma unroll
+    for (int jn = 0; jn < block_n / 8; ++jn) {
+      const float e0 = fast_exp2(s_acc[4 * jn] - mx[0]), e1 = fast_exp2(s_acc[4 * jn + 1] - mx[0]);
+      const float e2 = fast_exp2(s_acc[4 * jn + 2] - mx[1]), e3 = fast_exp2(s_acc[4 * jn + 3] - mx[1]);
+      l[0] += e0 + e1;
+      l[1] += e2 + e3;
+      // A's register layout for k16 step jn / 2: {row, k 0-7}, {row+8, k 0-7}, {row, k 8-15},
+      // {row+8, k 8-15}, each a pair of adjacent keys: n8 block jn is its half jn % 2.
+      p[jn / 2][(jn % 2) * 2] = pack_bf16(e0, e1);
+      p[jn / 2][(jn % 2) * 2 + 1] = pack_bf16(e2, e3);
+    }
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < block_n / 16; ++kk)  // 16 keys = 16 rows of 128 bytes per step
+      WgmmaRS<D, 1>::run(o, p[kk], smem_desc(v_stage + kk * 2048, block_n * 128, 1024));
+    wgmma_commit();
+    fence_operands(o);
+    fence_operands(p);
+  }
+  wgmma_wait<0>();
+  fence_operands(o);
+
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    l[r] = 1.0f / l[r];
+  }
+  bf16* Oh = O + blockIdx.z * osb + blockIdx.y * osh;
+#pragma unroll
+  for (int i = 0; i < D / 8; ++i) {
+    const int col = 8 * i + 2 * (lane % 4);
+    if (row < S)
+      *reinterpret_cast<unsigned*>(Oh + row * oss + col) = pack_bf16(o[4 * i] * l[0], o[4 * i + 1] * l[0]);
+    if (row + 8 < S)
+      *reinterpret_cast<unsigned*>(Oh + (row + 8) * oss + col) = pack_bf16(o[4 * i + 2] * l[1], o[4 * i + 3] * l[1]);
+  }
+}
+
+// B, H and head_dim are the grid's and the template's; they are parameters so that the
+// kernel and its reference take the same arguments.
+template <int D>
+__global__ void __launch_bounds__(block_size_x, 1) attention(bf16* __restrict__ O, const bf16* __restrict__ Q,
+    const bf16* __restrict__ K, const bf16* __restrict__ V, int B, int H, int S, int head_dim, float scale,
+    long long sb, long long sh, long long ss, long long osb, long long osh, long long oss) {
+  attention_body<D, false>(O, Q, K, V, S, scale, sb, sh, ss, osb, osh, oss);
+}
+template <int D>
+__global__ void __launch_bounds__(block_size_x, 1) attention_causal(bf16* __restrict__ O,
+    const bf16* __restrict__ Q, const bf16* __restrict__ K, const bf16* __restrict__ V, int B, int H, int S,
+    int head_dim, float scale, long long sb, long long sh, long long ss, long long osb, long long osh,
+    long long oss) {
+  attention_body<D, true>(O, Q, K, V, S, scale, sb, sh, ss, osb, osh, oss);
+}
+
+// The references: one warp per query row (lanes across the head dimension), fp32 dot
+// products and an online softmax in fp32 with the library's expf. Any grid; the block
+// must be whole warps. Reads no tuning macro.
+template <bool CAUSAL> __device__ void attention_reference(bf16* __restrict__ O, const bf16* __restrict__ Q,
+    const bf16* __restrict__ K, const bf16* __restrict__ V, int B, int H, int S, int head_dim, float scale,
+    long long sb, long long sh, long long ss, long long osb, long long osh, long long oss) {
+  if (head_dim > 256 || blockDim.x * blockDim.y * blockDim.z % 32 != 0) __trap();
+  const long long warps = (long long)gridDim.x * gridDim.y * gridDim.z * (blockDim.x * blockDim.y * blockDim.z / 32);
+  const long long block = blockIdx.x + gridDim.x * (blockIdx.y + (long long)gridDim.y * blockIdx.z);
+  const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const int lane = t % 32;
+  for (long long i = block * (blockDim.x * blockDim.y * blockDim.z / 32) + t / 32; i < (long long)B * H * S;
+       i += warps) {
+    const int q = i % S, h = (i / S) % H, b = i / ((long long)S * H);
+    const long long head = b * sb + h * sh;
+    float qv[8], acc[8];
+    for (int k = 0; k < 8; ++k) {
+      const int d = lane + 32 * k;
+      qv[k] = d < head_dim ? __bfloat162float(Q[head + q * ss + d]) : 0.0f;
+      acc[k] = 0.0f;
+    }
+    float m = NEG_INF, l = 0.0f;
+    const int keys = CAUSAL ? q + 1 : S;
+    for (int key = 0; key < keys; ++key) {
+      float s = 0.0f;
+      for (int k = 0; k < 8; ++k) {
+        const int d = lane + 32 * k;
+        if (d < head_dim) s += qv[k] * __bfloat162float(K[head + key * ss + d]);
+      }
+      for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
+      s *= scale;
+      const float mn = fmaxf(m, s), c = expf(m - mn), pk = expf(s - mn);
+      l = l * c + pk;
+      for (int k = 0; k < 8; ++k) {
+        const int d = lane + 32 * k;
+        acc[k] = acc[k] * c + (d < head_dim ? pk * __bfloat162float(V[head + key * ss + d]) : 0.0f);
+      }
+      m = mn;
+    }
+    for (int k = 0; k < 8; ++k) {
+      const int d = lane + 32 * k;
+      if (d < head_dim) O[b * osb + h * osh + q * oss + d] = __float2bfloat16(acc[k] / l);
+    }
+  }
+}
+extern "C" __global__ void attention_ref(bf16* __restrict__ O, const bf16* __restrict__ Q,
+    const bf16* __restrict__ K, const bf16* __restrict__ V, int B, int H, int S, int head_dim, float scale,
+    long long sb, long long sh, long long ss, long long osb, long long osh, long long oss) {
+  attention_reference<false>(O, Q, K, V, B, H, S, head_dim, scale, sb, sh, ss, osb, osh, oss);
+}
+extern "C" __global__ void attention_causal_ref(bf16* __restrict__ O, const bf16* __restrict__ Q,
+    const bf16* __restrict__ K, const bf16* __restrict__ V, int B, int H, int S, int head_dim, float scale,
+    long long sb, long long sh, long long ss, long long osb, long long osh, long long oss) {
+  attention_reference<true>(O, Q, K, V, B, H, S, head_dim, scale, sb, sh, ss, osb, osh, oss);
+}
