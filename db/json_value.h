@@ -44,6 +44,6 @@ std::map<std::string, double> metrics_from_json(const std::string& text);
 ValueType infer_type(const std::vector<Value>& values);
 std::optional<ValueType> value_type_from_name(const std::string& name);
 
-// Files are read with their locations through LocatedJson (db/json_located.h).
+// Files are read with their locations through LocatedJson (db/interchange/json_located.h).
 
 }  // namespace ktune::db::detail

@@ -7,10 +7,10 @@
 #include <string>
 #include <unistd.h>
 
-#include "db/interchange.h"
-#include "db/kerneltuner.h"
-#include "db/result_set.h"
-#include "db/t4.h"
+#include "db/interchange/interchange.h"
+#include "db/interchange/kerneltuner.h"
+#include "db/interchange/result_set.h"
+#include "db/interchange/t4.h"
 
 namespace ktune::fuzz {
 

@@ -3,7 +3,8 @@
 // then bayes_opt, handed every observation so far (as results of an earlier
 // run, which the Strategy protocol allows before a first propose()), so its
 // model starts from them instead of from a fresh random design.
-#include "search/strategy/support.h"
+#include "search/combined.h"
+#include "search/registry.h"
 
 namespace ktune::strategy_detail {
 namespace {

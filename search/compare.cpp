@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "search/registry.h"
 #include "search/strategy/replay_clock.h"
 
 namespace ktune {

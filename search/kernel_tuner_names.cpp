@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "ktune/error.h"
-#include "search/strategy/strategy.h"
+#include "search/registry.h"
 
 namespace ktune {
 

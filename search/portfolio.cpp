@@ -45,7 +45,8 @@
 #include <numeric>
 #include <unordered_map>
 
-#include "search/strategy/support.h"
+#include "search/combined.h"
+#include "search/registry.h"
 
 namespace ktune::strategy_detail {
 namespace {

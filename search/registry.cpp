@@ -1,7 +1,12 @@
 // The list of strategies, the catalog shown to users, and option validation.
+#include "search/registry.h"
+
 #include <cmath>
 #include <sstream>
 
+#include "search/combined.h"
+#include "search/strategy/evolve/evolve.h"
+#include "search/strategy/model/model.h"
 #include "search/strategy/support.h"
 
 namespace ktune {

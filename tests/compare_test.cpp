@@ -9,6 +9,7 @@
 #include <set>
 
 #include "search/compare.h"
+#include "search/registry.h"
 #include "tuner/cli/print/compare_json.h"
 #include "tuner/cli/print/svg_plot.h"
 #include "tests/search_landscapes.h"

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "search/registry.h"
 #include "search/strategy/cost.h"
 #include "test_util.h"
 #include "tests/search_landscapes.h"

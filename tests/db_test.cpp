@@ -13,9 +13,9 @@
 #include <iterator>
 #include <thread>
 
-#include "db/kerneltuner.h"
+#include "db/interchange/kerneltuner.h"
 #include "db/store.h"
-#include "db/t4.h"
+#include "db/interchange/t4.h"
 #include "ktune/error.h"
 #include "test_util.h"
 

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "db/export/deploy.h"
-#include "db/interchange.h"
+#include "db/interchange/interchange.h"
 #include "db/store.h"
 #include "ktune/launcher.h"
 #include "ktune/error.h"

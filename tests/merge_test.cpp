@@ -9,7 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "db/interchange.h"
+#include "db/interchange/interchange.h"
 #include "db/merge.h"
 #include "db/store.h"
 #include "ktune/error.h"

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "db/export/deploy.h"
-#include "db/interchange.h"
+#include "db/interchange/interchange.h"
 #include "db/portability.h"
 #include "db/store.h"
 #include "ktune/launcher.h"

@@ -14,6 +14,7 @@
 
 #include "search/strategy/cost.h"
 #include "search/strategy/model/gp.h"
+#include "search/registry.h"
 #include "search/strategy/strategy.h"
 #include "tests/search_landscapes.h"
 

@@ -9,8 +9,8 @@
 #include <random>
 
 #include "db/export/deploy.h"
-#include "db/interchange.h"
-#include "db/kerneltuner.h"
+#include "db/interchange/interchange.h"
+#include "db/interchange/kerneltuner.h"
 #include "db/store.h"
 
 namespace fs = std::filesystem;

@@ -18,7 +18,7 @@
 #include <memory>
 
 #include "db/export/deploy.h"
-#include "db/interchange.h"
+#include "db/interchange/interchange.h"
 #include "db/store.h"
 #include "ktune/launcher.h"
 #include "tuner/compile/compiler.h"

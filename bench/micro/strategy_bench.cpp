@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "search/strategy/cost.h"
+#include "search/registry.h"
 #include "search/strategy/strategy.h"
 #include "tests/search_landscapes.h"
 

@@ -53,23 +53,15 @@ struct StrategyDef {
   bool member_options = false;
 };
 
-// One per strategy file, in catalog order (see search/registry.cpp).
-StrategyDef auto_def();
+// One per strategy file of this folder, for the catalogue (search/registry.cpp);
+// those of evolve/, model/ and search/ are declared in their own folders
+// (evolve/evolve.h, model/model.h, search/combined.h).
 StrategyDef brute_force_def();
 StrategyDef random_sample_def();
 StrategyDef simulated_annealing_def();
-StrategyDef genetic_algorithm_def();
-StrategyDef pso_def();
-StrategyDef diff_evo_def();
-StrategyDef firefly_def();
 StrategyDef mls_def();
 StrategyDef greedy_ils_def();
-StrategyDef bayes_opt_def();
-StrategyDef model_rank_def();
-StrategyDef portfolio_def();
 StrategyDef vnd_def();
-StrategyDef tpe_def();
-StrategyDef forest_def();
 
 // Typed reads of options that make_strategy() has validated and defaulted.
 int64_t opt_int(const StrategyContext& ctx, std::string_view name);

@@ -10,7 +10,7 @@
 
 #include "db/record/record.h"
 #include "search/expr/cancel.h"
-#include "search/strategy/strategy.h"
+#include "search/registry.h"
 
 namespace CLI {
 class App;

@@ -1,13 +1,25 @@
-// `ktune devices`: the GPUs the CUDA driver sees. Without a driver this is a
-// normal, reported condition ("no CUDA driver"), exit status 1.
+// The commands of the GPU itself. `ktune devices`: the GPUs the CUDA driver
+// sees; without a driver this is a normal, reported condition ("no CUDA
+// driver"), exit status 1. `ktune profile SPEC`: hardware counters (CUPTI)
+// for the best stored configurations of a series, or for named ones, added
+// to their stored rows, with each one's place on the device's roofline
+// (docs/profiling.md).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <memory>
 
+#include "db/roofline.h"
+#include "db/store.h"
+#include "ktune/error.h"
 #include "tuner/cli/cli.h"
 #include "tuner/cli/print/json.h"
-#include "tuner/gpu/engine.h"
+#include "tuner/cli/print/profile.h"
 #include "tuner/cli/print/table.h"
+#include "tuner/gpu/engine.h"
+#include "tuner/tune/gpu_evaluator.h"
+#include "tuner/tune/kernel_build.h"
+#include "tuner/tune/profile.h"
 
 namespace ktune::cli {
 namespace {
@@ -60,6 +72,79 @@ void add_devices_command(CLI::App& app, CommandResult& result) {
   CLI::App* sub = app.add_subcommand("devices", "List the GPUs the CUDA driver sees");
   sub->add_flag("--json", *json, "machine-readable output");
   sub->callback([json, &result] { result.exit_status = run_devices(*json); });
+}
+
+}  // namespace ktune::cli
+
+namespace ktune::cli {
+namespace {
+
+struct ProfileCommandOptions : ResultsOptions {
+  std::string spec;
+  std::vector<std::string> sets;
+  std::vector<std::string> configs;  // --config name=value,... (repeatable)
+  std::vector<std::string> metrics;  // --metrics a,b,...: extra CUPTI metrics
+  size_t top = 5;
+  int gpu = 0;
+  bool measure_limits = false;
+};
+
+}  // namespace
+
+db::DeviceInfo profile_device_limits(GpuEvaluator& evaluator, db::Store& store, bool again) {
+  const db::DeviceInfo here = evaluator.device();
+  if (!again)
+    for (const db::DeviceRow& d : store.devices())
+      if (d.info.name == here.name && d.info.copy_gbs > 0 && d.info.fp32_gflops > 0) return d.info;
+  db::DeviceInfo measured = evaluator.measure_limits();
+  store.upsert_device(measured);
+  return measured;
+}
+
+namespace {
+
+int run_profile(const ProfileCommandOptions& o) {
+  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
+  spec.require_runnable();
+  tune::ProfileOptions po;
+  po.top = o.top;
+  po.metrics = o.metrics;
+  for (const std::string& c : o.configs) po.configs.push_back(parse_config_option(spec, c));
+  db::Store store(o.resolved_db());
+  GpuEvaluatorOptions go;
+  go.gpu = o.gpu;
+  go.cancel = ctrl_c().token();
+  GpuEvaluator evaluator(spec, go);
+  const CatchInterrupt catching;
+  const db::DeviceInfo device = profile_device_limits(evaluator, store, o.measure_limits);
+  const std::vector<tune::ProfiledRow> rows = tune::profile_stored(spec, evaluator, store, po);
+  print_profile(spec, device, rows, o.json, std::cout);
+  for (const auto& r : rows)
+    if (!r.note.empty() && !o.json) std::cerr << "ktune: note: " << db::config_key(r.eval.config) << ": " << r.note << '\n';
+  bool any = false;
+  for (const auto& r : rows) any = any || r.eval.dram_read_bytes.has_value();
+  return any ? 0 : 1;
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app, CommandResult& result) {
+  auto o = std::make_shared<ProfileCommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "profile", "Hardware counters (CUPTI) and roofline position for the best stored configurations of a spec");
+  sub->add_option("spec", o->spec, "tuning spec (YAML or T1 JSON)")->required();
+  sub->add_option("--set", o->sets, "override a constant of the spec: NAME=VALUE (repeatable)");
+  sub->add_option("--top", o->top, "profile the N best stored configurations")->capture_default_str();
+  sub->add_option("--config", o->configs, "profile this stored configuration instead: name=value,... (repeatable)");
+  sub->add_option("--metrics", o->metrics,
+                  "further CUPTI / Nsight Compute metric names, stored under their names (comma-separated)")
+      ->delimiter(',');
+  sub->add_flag("--measure-limits", o->measure_limits,
+                "measure the device's copy bandwidth and FP32 throughput again (default: once per database)");
+  sub->add_option("--gpu", o->gpu, "GPU index");
+  sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
+  sub->add_flag("--json", o->json, "machine-readable output");
+  sub->callback([o, &result] { result.exit_status = run_profile(*o); });
 }
 
 }  // namespace ktune::cli

@@ -1,18 +1,20 @@
-// `ktune import FILE` and `ktune export --format ... -o PATH`: results in and
-// out of Kernel Tuner cache files and T4 files, and out as deployment formats
-// (C++ header, ktune JSON, Kernel Launcher wisdom; db/export/deploy.h).
+// `ktune import FILE`, `ktune export --format ... -o PATH` and `ktune merge`:
+// results in and out of Kernel Tuner cache files and T4 files, out as
+// deployment formats (C++ header, ktune JSON, Kernel Launcher wisdom;
+// db/export/deploy.h), and independent databases (a job array's tasks,
+// several sites) folded into one (db/merge.h).
 #include <CLI/CLI.hpp>
-
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <string>
+#include <unistd.h>
 
 #include "db/export/deploy.h"
-#include "db/interchange.h"
+#include "db/interchange/interchange.h"
+#include "db/merge.h"
 #include "db/store.h"
 #include "ktune/error.h"
 #include "tuner/cli/cli.h"
@@ -181,6 +183,64 @@ void add_interop_commands(CLI::App& app, CommandResult& result) {
   exp->add_option("--device", e->device, "device name");
   exp->add_flag("--json", e->json, "machine-readable output");
   exp->callback([e, &result] { result.exit_status = run_export(*e); });
+}
+
+}  // namespace ktune::cli
+
+namespace ktune::cli {
+namespace {
+
+struct MergeOptions : ResultsOptions {
+  std::vector<std::string> inputs;
+};
+
+Json summary_json(const std::string& out, const db::MergeSummary& s) {
+  Json inputs = Json::array();
+  for (const db::MergeInputSummary& i : s.inputs)
+    inputs.push_back({{"file", i.path}, {"runs", i.runs}, {"runs_added", i.runs_added},
+                      {"evaluations", i.evaluations}, {"inserted", i.inserted}, {"duplicates", i.duplicates},
+                      {"collapsed", i.collapsed}});
+  Json conflicts = Json::array();
+  for (const db::MergeConflict& c : s.conflicts)
+    conflicts.push_back({{"kind", c.kind}, {"what", c.what}, {"detail", c.detail}});
+  return {{"db", out}, {"merged", s.merged}, {"inserted", s.inserted()}, {"runs_added", s.runs_added()},
+          {"inputs", inputs}, {"conflicts", conflicts}};
+}
+
+int run_merge(const MergeOptions& o) {
+  db::Store out(o.resolved_db());
+  const db::MergeSummary s = db::merge_databases(out, o.inputs);
+  if (o.json) std::cout << summary_json(out.path(), s).dump(2) << '\n';
+  if (!s.merged) {
+    std::cerr << "ktune: merge refused, nothing written to " << out.path() << ": " << s.conflicts.size()
+              << " conflict(s)\n";
+    for (const db::MergeConflict& c : s.conflicts)
+      std::cerr << "  " << c.kind << " " << c.what << ": " << c.detail << '\n';
+    return 2;
+  }
+  if (o.json) return 0;
+  for (const db::MergeInputSummary& i : s.inputs) {
+    std::cout << i.path << ": " << i.inserted << " of " << i.evaluations << " evaluations merged, " << i.runs_added
+              << " of " << i.runs << " runs new";
+    if (i.duplicates) std::cout << "; " << i.duplicates << " already in " << out.path();
+    if (i.collapsed) std::cout << "; " << i.collapsed << " earlier measurement(s) of a configuration in one run dropped";
+    std::cout << '\n';
+  }
+  std::cout << "merged into " << out.path() << ": " << s.inserted() << " evaluations, " << s.runs_added()
+            << " runs\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_merge_command(CLI::App& app, CommandResult& result) {
+  auto o = std::make_shared<MergeOptions>();
+  CLI::App* sub = app.add_subcommand("merge", "Merge ktune databases (job arrays, several sites) into one, with "
+                                              "their runs and provenance");
+  sub->add_option("inputs", o->inputs, "ktune databases to read (opened read-only)")->required();
+  sub->add_option("--db", o->db, "the database merged into, created if absent (default $KTUNE_DB, else ./ktune.db)");
+  sub->add_flag("--json", o->json, "machine-readable summary (with the conflicts, if any)");
+  sub->callback([o, &result] { result.exit_status = run_merge(*o); });
 }
 
 }  // namespace ktune::cli

@@ -14,7 +14,7 @@
 
 #include "search/compare.h"
 #include "ktune/error.h"
-#include "search/strategy/strategy.h"
+#include "search/registry.h"
 #include "tuner/cli/print/compare_json.h"
 #include "tuner/cli/print/svg_plot.h"
 #include "tuner/cli/cli.h"

@@ -11,6 +11,7 @@
 
 #include "db/store.h"
 #include "ktune/error.h"
+#include "search/registry.h"
 #include "tuner/cli/cli.h"
 #include "tuner/cli/mpi_run.h"
 #include "tuner/cli/print/json.h"

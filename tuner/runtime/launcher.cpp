@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "db/export/deploy.h"
-#include "db/interchange.h"
+#include "db/interchange/interchange.h"
 #include "db/store.h"
 #include "tuner/compile/compiler.h"
 #include "tuner/gpu/driver.h"

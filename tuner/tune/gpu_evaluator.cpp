@@ -12,7 +12,7 @@
 #include <span>
 #include <unordered_map>
 
-#include "db/interchange.h"
+#include "db/interchange/interchange.h"
 #include "ktune/error.h"
 #include "tuner/gpu/counters.h"
 #include "tuner/gpu/fill_device.h"

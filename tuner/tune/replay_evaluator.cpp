@@ -4,7 +4,7 @@
 #include <cctype>
 #include <set>
 
-#include "db/interchange.h"
+#include "db/interchange/interchange.h"
 #include "db/store.h"
 #include "ktune/error.h"
 

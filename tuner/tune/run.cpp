@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "ktune/error.h"
+#include "search/registry.h"
 #include "tuner/tune/configs_from.h"
 #include "tuner/tune/replay_evaluator.h"
 

@@ -5,7 +5,7 @@
 // base is the population's best (best1bin) or a random member (rand1bin).
 #include <algorithm>
 
-#include "search/strategy/support.h"
+#include "search/strategy/evolve/evolve.h"
 
 namespace ktune::strategy_detail {
 namespace {

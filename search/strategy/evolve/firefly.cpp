@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "search/strategy/support.h"
+#include "search/strategy/evolve/evolve.h"
 
 namespace ktune::strategy_detail {
 namespace {

@@ -6,7 +6,7 @@
 // is never lost. A generation that brings nothing new gets fresh random blood.
 #include <algorithm>
 
-#include "search/strategy/support.h"
+#include "search/strategy/evolve/evolve.h"
 
 namespace ktune::strategy_detail {
 namespace {

@@ -5,7 +5,7 @@
 // row, the worse half of the swarm is re-seeded at random new configurations.
 #include <algorithm>
 
-#include "search/strategy/support.h"
+#include "search/strategy/evolve/evolve.h"
 
 namespace ktune::strategy_detail {
 namespace {

@@ -39,7 +39,7 @@
 #include <numeric>
 
 #include "search/strategy/model/gp.h"
-#include "search/strategy/support.h"
+#include "search/strategy/model/model.h"
 
 namespace ktune::strategy_detail {
 namespace {

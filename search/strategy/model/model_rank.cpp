@@ -19,7 +19,7 @@
 
 #include "ktune/error.h"
 #include "search/strategy/model/gp.h"
-#include "search/strategy/support.h"
+#include "search/strategy/model/model.h"
 
 namespace ktune::strategy_detail {
 namespace {

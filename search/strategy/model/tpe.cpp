@@ -28,7 +28,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "search/strategy/support.h"
+#include "search/strategy/model/model.h"
 
 namespace ktune::strategy_detail {
 namespace {

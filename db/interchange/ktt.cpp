@@ -1,8 +1,8 @@
-#include "db/ktt.h"
+#include "db/interchange/ktt.h"
 
 #include <algorithm>
 
-#include "db/json_located.h"
+#include "db/interchange/json_located.h"
 #include "db/json_value.h"
 #include "ktune/error.h"
 

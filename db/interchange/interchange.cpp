@@ -1,14 +1,14 @@
-#include "db/interchange.h"
+#include "db/interchange/interchange.h"
 
 #include <cstdio>
 #include <map>
 #include <tuple>
 #include <set>
 
-#include "db/device_names.h"
-#include "db/kerneltuner.h"
-#include "db/ktt.h"
-#include "db/t4.h"
+#include "db/interchange/device_names.h"
+#include "db/interchange/kerneltuner.h"
+#include "db/interchange/ktt.h"
+#include "db/interchange/t4.h"
 #include "ktune/error.h"
 
 namespace ktune::db {

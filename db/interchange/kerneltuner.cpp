@@ -1,10 +1,10 @@
-#include "db/kerneltuner.h"
+#include "db/interchange/kerneltuner.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string_view>
 
-#include "db/json_located.h"
+#include "db/interchange/json_located.h"
 #include "db/json_value.h"
 #include "ktune/error.h"
 

@@ -1,4 +1,4 @@
-#include "db/result_set.h"
+#include "db/interchange/result_set.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,9 +1,9 @@
-#include "db/t4.h"
+#include "db/interchange/t4.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "db/json_located.h"
+#include "db/interchange/json_located.h"
 #include "db/json_value.h"
 #include "ktune/error.h"
 

@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "db/result_set.h"
+#include "db/interchange/result_set.h"
 
 namespace ktune::db {
 

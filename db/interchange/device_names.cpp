@@ -1,4 +1,4 @@
-#include "db/device_names.h"
+#include "db/interchange/device_names.h"
 
 #include <cctype>
 #include <string>

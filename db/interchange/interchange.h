@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "db/result_set.h"
+#include "db/interchange/result_set.h"
 #include "db/store.h"
 
 namespace ktune::db {

@@ -1,4 +1,4 @@
-#include "db/json_located.h"
+#include "db/interchange/json_located.h"
 
 #include <algorithm>
 #include <cmath>
