@@ -20,19 +20,32 @@
 //                       domain, O and the row sums rescaled when a maximum grows
 //   O += P V            wgmma, A = P from registers (the accumulator layout of S, packed
 //                       to bf16 pairs, is the register layout of A), B = V read N-major
-// The P V of one tile stays in flight while the next tile's S is computed and waited for;
-// a stage is refilled two tiles after it was read, when every warpgroup has retired both
-// products that read it (its wait, then the barrier). So stages - 2 tiles are in flight
-// from memory. Causal blocks run the longest query tiles first (launch order reversed),
-// skip key tiles wholly after their queries and mask only the diagonal tiles.
+// How the products overlap is the `pipeline` parameter:
+//   0  each product is waited for as soon as it is issued; warpgroups overlap each other
+//   1  P V of tile j stays in flight while S of tile j+1 is computed and waited for
+//      (ptxas then serializes the wgmmas of a group: its C7515, accumulators carried
+//      around the loop)
+//   2  S of tile j+1 is issued before the softmax of tile j, which runs while the tensor
+//      cores compute it; P V of tile j then runs while S j+1 is waited for
+// Without a producer, every thread copies: a stage is refilled two tiles after it was
+// read, when every warpgroup has retired the products that read it (its wait, then the
+// barrier), so stages - 2 tiles are in flight from memory (stages - 3 with pipeline 2).
+// With `producer`, one more warpgroup only copies, with no block-wide barrier: per stage
+// an mbarrier says the copies landed (cp.async's own arrival) and another that every
+// consumer is done with it. Causal blocks run the longest query tiles first (launch
+// order reversed), skip key tiles wholly after their queries and mask only the diagonal.
 //
 // Tunable macros:
-//   warpgroups   128-thread warpgroups per block (block_size_x = 128 * warpgroups)
+//   warpgroups   consumer warpgroups (64 queries each) per block
 //   block_n      keys per tile: the N of S = Q K^T (64, 96, 128 or 192)
-//   stages       depth of the K/V ring, at least 3
+//   stages       depth of the K/V ring, at least 3 (4 with pipeline 2)
+//   pipeline     0, 1 or 2, above
+//   producer     1: a copying warpgroup beside the consumers
+//   block_size_x 128 * (warpgroups + producer)
 // Shared memory is DYNAMIC: (BLOCK_M + 2 * stages * block_n) * D * 2 + 1024 bytes (the
-// 1024 aligns it on the swizzle's period), the spec's shared_memory expression.
-// Grid: (ceil(S / BLOCK_M), H, B). Compiled for sm_90a (the spec's kernel.archs).
+// 1024 aligns it on the swizzle's period), plus 128 for a producer's barriers: the spec's
+// shared_memory expression. Grid: (ceil(S / BLOCK_M), H, B). Compiled for sm_90a (the
+// spec's kernel.archs).
 #include <cuda_bf16.h>
 
 #include "../common/cp_async.cuh"
@@ -47,9 +60,20 @@
 #ifndef stages
 #define stages 3
 #endif
-#ifndef block_size_x
-#define block_size_x (128 * warpgroups)
+#ifndef pipeline
+#define pipeline 1
 #endif
+#ifndef producer
+#define producer 0
+#endif
+#ifndef block_size_x
+#define block_size_x (128 * (warpgroups + producer))
+#endif
+// With a producer warpgroup: its registers, and the consumers' share of the rest of the
+// 64K register file (setmaxnreg moves them; multiples of 8).
+#define PRODUCER_REGS 40
+#define CONSUMER_REGS_ (((65536 - 128 * PRODUCER_REGS) / (128 * warpgroups)) / 8 * 8)
+#define CONSUMER_REGS (CONSUMER_REGS_ > 240 ? 240 : CONSUMER_REGS_)
 
 typedef __nv_bfloat16 bf16;
 #define NEG_INF __int_as_float(0xff800000)  // -infinity (NVRTC has no <cmath>)
@@ -67,17 +91,26 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
   return *reinterpret_cast<unsigned*>(&v);
 }
 
+// A tile has landed: this thread's copies (at most N newer groups still in flight), then
+// everyone's; the barrier also means every warpgroup is past its previous step.
+template <int N> __device__ __forceinline__ void wait_landed() {
+  cp_async_wait<N>();
+  fence_proxy_async();
+  __syncthreads();
+}
+
 // Issues the cp.async copies of ROWS rows of D elements, rows r0.. of a head whose rows
 // are `stride` elements apart, into the swizzled layout at `dst`: 64-column chunks
-// ROWS * 128 bytes apart. Rows at or past S become zeros.
-template <int D, int ROWS>
-__device__ __forceinline__ void load_tile(unsigned dst, const bf16* __restrict__ src, long long stride, int r0,
-                                          int S) {
+// ROWS * 128 bytes apart. Rows at or past S become zeros. NT threads share the copies;
+// this is thread `tid` of them.
+template <int D, int ROWS, int NT>
+__device__ __forceinline__ void load_tile(unsigned dst, const bf16* __restrict__ src, long long stride, int r0, int S,
+                                          int tid) {
   constexpr int PER_ROW = D / 8, PIECES = ROWS * PER_ROW;
 #pragma unroll
-  for (int j = 0; j < (PIECES + block_size_x - 1) / block_size_x; ++j) {
-    const int i = j * block_size_x + threadIdx.x;
-    if (PIECES % block_size_x == 0 || i < PIECES) {
+  for (int j = 0; j < (PIECES + NT - 1) / NT; ++j) {
+    const int i = j * NT + tid;
+    if (PIECES % NT == 0 || i < PIECES) {
       const int row = i / PER_ROW, c = i % PER_ROW;
       const bool valid = r0 + row < S;
       const bf16* p = src + (valid ? r0 + row : 0) * stride + c * 8;
@@ -86,13 +119,36 @@ __device__ __forceinline__ void load_tile(unsigned dst, const bf16* __restrict__
   }
 }
 
+// mbarriers in shared memory (by address): a phase completes when `count` arrivals
+// have been made; a waiter names the parity of the phase it waits for.
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nWAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT;\n}\n" ::"r"(bar), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Arrives once this thread's earlier cp.async copies have landed (counted in `count`).
+__device__ __forceinline__ void mbar_arrive_copies(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+template <int N> __device__ __forceinline__ void set_max_registers() {
+  if constexpr (N > 0) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+  else asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(-N));
+}
+
 template <int D, bool CAUSAL>
 __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16* __restrict__ Q,
                                                const bf16* __restrict__ K, const bf16* __restrict__ V, int S,
                                                float scale, long long sb, long long sh, long long ss, long long osb,
                                                long long osh, long long oss) {
   static_assert(D == 64 || D == 128, "head dimension 64 or 128");
-  static_assert(stages >= 3, "the ring needs at least 3 stages");
+  static_assert(stages >= 3 + (pipeline == 2), "the ring needs at least 3 stages, 4 with pipeline 2");
   static_assert(block_n % 16 == 0, "block_n: whole k16 steps of P V");
   constexpr int Q_BYTES = BLOCK_M * D * 2, KV_BYTES = block_n * D * 2, STAGE_BYTES = 2 * KV_BYTES;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -105,64 +161,103 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
   const bf16* Qh = Q + head;
   const bf16* Kh = K + head;
   const bf16* Vh = V + head;
-  const int wg = threadIdx.x / 128, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
-  const int wg_q0 = q0 + wg * 64;
-  const int row = wg_q0 + warp * 16 + lane / 4;  // this thread's rows: row and row + 8
   const int kv_end = CAUSAL ? min(S, q0 + BLOCK_M) : S;
   const int tiles = (kv_end + block_n - 1) / block_n;
 
-  load_tile<D, BLOCK_M>(q_smem, Qh, ss, q0, S);  // joins tile 0's group
-#pragma unroll
-  for (int s = 0; s < stages - 2; ++s) {
-    if (s < tiles) {
-      load_tile<D, block_n>(ring + s * STAGE_BYTES, Kh, ss, s * block_n, S);
-      load_tile<D, block_n>(ring + s * STAGE_BYTES + KV_BYTES, Vh, ss, s * block_n, S);
+#if producer
+  // One warpgroup copies, the others compute. Per stage, `full` completes when the
+  // producer's copies of a tile have landed and `empty` when every consumer thread is
+  // done with it; Q has its own. They sit after the ring.
+  const unsigned full = ring + stages * STAGE_BYTES, empty = full + 8 * stages, q_full = empty + 8 * stages;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(full + 8 * s, 128);
+      mbar_init(empty + 8 * s, 128 * warpgroups);
+    }
+    mbar_init(q_full, 128);
+  }
+  __syncthreads();
+  constexpr int LOADERS = 128;
+  if (threadIdx.x < 128) {
+    if constexpr (warpgroups > 1) set_max_registers<-PRODUCER_REGS>();
+    const int loader = threadIdx.x;
+    load_tile<D, BLOCK_M, LOADERS>(q_smem, Qh, ss, q0, S, loader);
+    mbar_arrive_copies(q_full);
+    for (int j = 0; j < tiles; ++j) {
+      const int s = j % stages;
+      if (j >= stages) mbar_wait(empty + 8 * s, (j / stages - 1) & 1);
+      load_tile<D, block_n, LOADERS>(ring + s * STAGE_BYTES, Kh, ss, j * block_n, S, loader);
+      load_tile<D, block_n, LOADERS>(ring + s * STAGE_BYTES + KV_BYTES, Vh, ss, j * block_n, S, loader);
+      mbar_arrive_copies(full + 8 * s);
+    }
+    cp_async_wait<0>();
+    return;
+  }
+  if constexpr (warpgroups > 1) set_max_registers<CONSUMER_REGS>();
+  const int wg = threadIdx.x / 128 - 1;
+#else
+  constexpr int LOADERS = block_size_x;
+  const int wg = threadIdx.x / 128, loader = threadIdx.x;
+#endif
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int wg_q0 = q0 + wg * 64;
+  const int row = wg_q0 + warp * 16 + lane / 4;  // this thread's rows: row and row + 8
+
+#if producer
+  // Tile j is in shared memory; every thread reads it through the async proxy next.
+  auto tile_ready = [&](int j) {
+    mbar_wait(full + 8 * (j % stages), (j / stages) & 1);
+    fence_proxy_async();
+  };
+  // This thread is done with tile j (its products retired): the producer may refill it.
+  auto release = [&](int j) {
+    if (j >= 0) mbar_arrive(empty + 8 * (j % stages));
+  };
+  mbar_wait(q_full, 0);
+#else
+  auto load_kv = [&](int j) {  // tile j's K and V into its stage, as one group
+    if (j < tiles) {
+      load_tile<D, block_n, LOADERS>(ring + (j % stages) * STAGE_BYTES, Kh, ss, j * block_n, S, loader);
+      load_tile<D, block_n, LOADERS>(ring + (j % stages) * STAGE_BYTES + KV_BYTES, Vh, ss, j * block_n, S, loader);
     }
     cp_async_commit();  // empty groups keep the group count in step with the tiles
-  }
+  };
+  load_tile<D, BLOCK_M, LOADERS>(q_smem, Qh, ss, q0, S, loader);  // joins tile 0's group
+#pragma unroll
+  for (int j = 0; j < stages - 2; ++j) load_kv(j);
+#endif
 
   float o[D / 2];
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) o[i] = 0.0f;
-  float s_acc[block_n / 2];
+  float s_a[block_n / 2];  // S of this tile
+#if pipeline == 2
+  float s_b[block_n / 2];  // and of the next
+#endif
   unsigned p[block_n / 16][4];
   float m[2] = {NEG_INF, NEG_INF}, l[2] = {0.0f, 0.0f};
   const float scale_log2 = scale * 1.4426950408889634f;
-
-  for (int j = 0; j < tiles; ++j) {
-    cp_async_wait<stages - 3>();  // tile j has landed (this thread's copies)...
-    fence_proxy_async();
-    __syncthreads();  // ...and everyone's; every warpgroup has retired tile j-2's products
-    const unsigned k_stage = ring + (j % stages) * STAGE_BYTES, v_stage = k_stage + KV_BYTES;
-    const int key0 = j * block_n;
-    // A causal warpgroup whose queries all precede the tile has nothing to do in it.
-    const bool active = !CAUSAL || key0 <= wg_q0 + 63;
-    if (active) {
-      wgmma_fence();
+  // A causal warpgroup whose queries all precede tile j has nothing to do in it (and in
+  // any later tile).
+  auto active = [&](int j) { return !CAUSAL || j * block_n <= wg_q0 + 63; };
+  auto issue_s = [&](int j, float(&s_acc)[block_n / 2]) {  // S = Q K_j^T, one group
+    const unsigned k_stage = ring + (j % stages) * STAGE_BYTES;
+    wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        // 16 columns of D = 32 bytes into the 128-byte swizzled rows of chunk kk / 4.
-        const unsigned a = q_smem + (kk / 4) * (BLOCK_M * 128) + wg * (64 * 128) + (kk % 4) * 32;
-        const unsigned b = k_stage + (kk / 4) * (block_n * 128) + (kk % 4) * 32;
-        WgmmaSS<block_n, 0>::run(s_acc, smem_desc(a, 16, 1024), smem_desc(b, 16, 1024), kk > 0);
-      }
-      wgmma_commit();
+    for (int kk = 0; kk < D / 16; ++kk) {
+      // 16 columns of D = 32 bytes into the 128-byte swizzled rows of chunk kk / 4.
+      const unsigned a = q_smem + (kk / 4) * (BLOCK_M * 128) + wg * (64 * 128) + (kk % 4) * 32;
+      const unsigned b = k_stage + (kk / 4) * (block_n * 128) + (kk % 4) * 32;
+      WgmmaSS<block_n, 0>::run(s_acc, smem_desc(a, 16, 1024), smem_desc(b, 16, 1024), kk > 0);
     }
-    wgmma_wait<0>();  // S, and the previous tile's P V
-    fence_operands(s_acc);
-    fence_operands(o);
-    fence_operands(p);
-    const int next = j + stages - 2;
-    if (next < tiles) {
-      load_tile<D, block_n>(ring + (next % stages) * STAGE_BYTES, Kh, ss, next * block_n, S);
-      load_tile<D, block_n>(ring + (next % stages) * STAGE_BYTES + KV_BYTES, Vh, ss, next * block_n, S);
-    }
-    cp_async_commit();
-    if (!active) continue;
-
-    // S's accumulator layout: warp w of the warpgroup owns rows 16w..16w+15; per n8 block
-    // jn, s_acc[4jn], [4jn+1] at (row, keys 8jn + 2(lane%4) + {0,1}), [4jn+2], [4jn+3] at
-    // row + 8.
+    wgmma_commit();
+  };
+  // The online softmax of tile j's S (in place), O and the row sums rescaled, P packed.
+  // S's accumulator layout: warp w of the warpgroup owns rows 16w..16w+15; per n8 block
+  // jn, s_acc[4jn], [4jn+1] at (row, keys 8jn + 2(lane%4) + {0,1}), [4jn+2], [4jn+3] at
+  // row + 8.
+  auto softmax = [&](int j, float(&s_acc)[block_n / 2]) {
+    const int key0 = j * block_n;
     const bool mask = key0 + block_n > S || (CAUSAL && key0 + block_n - 1 > wg_q0);
     float mx[2] = {m[0], m[1]};
 #pragma unroll
@@ -200,14 +295,89 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
       p[jn / 2][(jn % 2) * 2] = pack_bf16(e0, e1);
       p[jn / 2][(jn % 2) * 2 + 1] = pack_bf16(e2, e3);
     }
+  };
+  auto issue_pv = [&](int j) {  // O += P V_j, one group
+    const unsigned v_stage = ring + (j % stages) * STAGE_BYTES + KV_BYTES;
+    fence_operands(o);
+    fence_operands(p);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < block_n / 16; ++kk)  // 16 keys = 16 rows of 128 bytes per step
       WgmmaRS<D, 1>::run(o, p[kk], smem_desc(v_stage + kk * 2048, block_n * 128, 1024));
     wgmma_commit();
+  };
+  // After a wait: the retired groups' registers are ordered after it (and P, read by an
+  // asynchronous P V until then, is kept from reuse up to it).
+  auto fence_all = [&] {
+    fence_operands(s_a);
+#if pipeline == 2
+    fence_operands(s_b);
+#endif
     fence_operands(o);
     fence_operands(p);
+  };
+
+#if pipeline < 2
+  // Per tile: S, waited for together with the previous tile's P V; the stage read two
+  // tiles ago refilled; softmax; P V left in flight.
+  for (int j = 0; j < tiles; ++j) {
+#if producer
+    tile_ready(j);
+#else
+    wait_landed<stages - 3>();
+#endif
+    if (active(j)) issue_s(j, s_a);
+    { wgmma_wait<0>(); fence_all(); }
+#if producer
+    release(j - 1);
+#else
+    load_kv(j + stages - 2);
+#endif
+    if (!active(j)) continue;
+    softmax(j, s_a);
+    issue_pv(j);
+#if pipeline == 0
+    { wgmma_wait<0>(); fence_all(); }
+#endif
   }
+#else
+  // Per tile j, with S_j done: S_{j+1} issued first, so the tensor cores compute it while
+  // this warpgroup does tile j's softmax (the products wait only for P V_{j-1}); then
+  // P V_j, and S_{j+1} waited for with P V_j left in flight. Tile j+1 must have landed
+  // at the start of step j: one tile less is in flight from memory than without.
+#if producer
+  tile_ready(0);
+#else
+  wait_landed<stages - 3>();
+#endif
+  if (active(0)) issue_s(0, s_a);
+  { wgmma_wait<0>(); fence_all(); }
+  auto step = [&](int j, float(&cur)[block_n / 2], float(&next)[block_n / 2]) {
+    const bool ahead = j + 1 < tiles && active(j + 1);
+#if producer
+    if (j + 1 < tiles) tile_ready(j + 1);
+#else
+    if (j + 1 < tiles) wait_landed<stages - 4>();
+#endif
+    if (ahead) issue_s(j + 1, next);
+#if !producer
+    load_kv(j + stages - 2);
+#endif
+    if (ahead) { wgmma_wait<1>(); fence_all(); }
+    else { wgmma_wait<0>(); fence_all(); }
+#if producer
+    release(j - 1);
+#endif
+    if (!active(j)) return;
+    softmax(j, cur);
+    issue_pv(j);
+    if (ahead) { wgmma_wait<1>(); fence_all(); }
+  };
+  for (int j = 0; j < tiles; j += 2) {  // two steps per turn: the S buffers swap roles
+    step(j, s_a, s_b);
+    if (j + 1 < tiles) step(j + 1, s_b, s_a);
+  }
+#endif
   wgmma_wait<0>();
   fence_operands(o);
 
