@@ -119,3 +119,31 @@ def test_kernel_on_cupy_arrays(tmp_path, db):
         k(c, a, b, N, problem={"n": N})
     stream.synchronize()
     assert bool((c == a + b).all())
+
+
+@pytest.mark.parametrize("causal, d", [(False, 128), (True, 64)])
+def test_attention_template_on_torch_tensors(root, db, causal, d):
+    """The attention template through Kernel (the spec's defaults, no tuning) on
+    (B, H, S, D) and on (B, S, H, D) tensors, against PyTorch's fp32 attention."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("attention is written for sm_90a")
+    spec = root / "templates" / "attention" / ("attention_causal.yaml" if causal else "attention.yaml")
+    k = ktune.Kernel(spec, quiet=True)
+    b, h, s = 2, 3, 333  # a last tile of queries and keys that is partial
+    torch.manual_seed(1)
+    q, kk, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), kk.float(), v.float(), is_causal=causal)
+    problem = {"B": b, "H": h, "S": s, "D": d}
+    out = torch.empty_like(q)
+    k(out, q, kk, v, b, h, s, d, d ** -0.5, *q.stride()[:3], *out.stride()[:3], problem=problem)
+    # (B, S, H, D) buffers: the same values through the kernel's strides
+    qt, kt, vt = (x.transpose(1, 2).contiguous() for x in (q, kk, v))
+    out_t = torch.empty_like(qt)
+    strides = (qt.stride(0), qt.stride(2), qt.stride(1))
+    k(out_t, qt, kt, vt, b, h, s, d, d ** -0.5, *strides, out_t.stride(0), out_t.stride(2), out_t.stride(1),
+      problem=problem)
+    torch.cuda.synchronize()
+    assert torch.allclose(out.float(), ref, atol=4e-3, rtol=1e-2)
+    assert torch.allclose(out_t.transpose(1, 2).float(), ref, atol=4e-3, rtol=1e-2)
+    assert not torch.allclose(out.float(), ref.flip(2), atol=4e-3, rtol=1e-2)  # the check can fail

@@ -30,6 +30,10 @@
 // Without a producer, every thread copies: a stage is refilled two tiles after it was
 // read, when every warpgroup has retired the products that read it (its wait, then the
 // barrier), so stages - 2 tiles are in flight from memory (stages - 3 with pipeline 2).
+// With `barriers`, every thread still copies but per-stage mbarriers replace the block
+// barrier: a tile is read once every thread's copies of it landed, and a stage refilled
+// once every thread released the tile it held, so warpgroups may drift apart by up to
+// stages - 2 tiles instead of meeting at every tile.
 // With `producer`, one more warpgroup only copies, with no block-wide barrier: per stage
 // an mbarrier says the copies landed (cp.async's own arrival) and another that every
 // consumer is done with it. Causal blocks run the longest query tiles first (launch
@@ -40,10 +44,11 @@
 //   block_n      keys per tile: the N of S = Q K^T (64, 96, 128 or 192)
 //   stages       depth of the K/V ring, at least 3 (4 with pipeline 2)
 //   pipeline     0, 1 or 2, above
+//   barriers     1: per-stage mbarriers in place of the block barrier per tile
 //   producer     1: a copying warpgroup beside the consumers
 //   block_size_x 128 * (warpgroups + producer)
 // Shared memory is DYNAMIC: (BLOCK_M + 2 * stages * block_n) * D * 2 + 1024 bytes (the
-// 1024 aligns it on the swizzle's period), plus 128 for a producer's barriers: the spec's
+// 1024 aligns it on the swizzle's period), plus 128 for the mbarriers: the spec's
 // shared_memory expression. Grid: (ceil(S / BLOCK_M), H, B). Compiled for sm_90a (the
 // spec's kernel.archs).
 #include <cuda_bf16.h>
@@ -65,6 +70,9 @@
 #endif
 #ifndef producer
 #define producer 0
+#endif
+#ifndef barriers
+#define barriers 0
 #endif
 #ifndef block_size_x
 #define block_size_x (128 * (warpgroups + producer))
@@ -150,6 +158,7 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
   static_assert(D == 64 || D == 128, "head dimension 64 or 128");
   static_assert(stages >= 3 + (pipeline == 2), "the ring needs at least 3 stages, 4 with pipeline 2");
   static_assert(block_n % 16 == 0, "block_n: whole k16 steps of P V");
+  static_assert(!barriers || (!producer && pipeline < 2), "per-stage barriers: without a producer, pipeline 0 or 1");
   constexpr int Q_BYTES = BLOCK_M * D * 2, KV_BYTES = block_n * D * 2, STAGE_BYTES = 2 * KV_BYTES;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned q_smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -164,11 +173,11 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
   const int kv_end = CAUSAL ? min(S, q0 + BLOCK_M) : S;
   const int tiles = (kv_end + block_n - 1) / block_n;
 
-#if producer
-  // One warpgroup copies, the others compute. Per stage, `full` completes when the
-  // producer's copies of a tile have landed and `empty` when every consumer thread is
-  // done with it; Q has its own. They sit after the ring.
+  // Per stage, `full` completes when the copies of a tile have landed and `empty` when
+  // every thread that reads it is done with it; Q has its own. They sit after the ring.
   const unsigned full = ring + stages * STAGE_BYTES, empty = full + 8 * stages, q_full = empty + 8 * stages;
+#if producer
+  // One warpgroup copies, the others compute.
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
       mbar_init(full + 8 * s, 128);
@@ -198,22 +207,44 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
 #else
   constexpr int LOADERS = block_size_x;
   const int wg = threadIdx.x / 128, loader = threadIdx.x;
+#if barriers
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(full + 8 * s, block_size_x);
+      mbar_init(empty + 8 * s, block_size_x);
+    }
+  }
+  __syncthreads();
+#endif
 #endif
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int wg_q0 = q0 + wg * 64;
   const int row = wg_q0 + warp * 16 + lane / 4;  // this thread's rows: row and row + 8
 
-#if producer
   // Tile j is in shared memory; every thread reads it through the async proxy next.
   auto tile_ready = [&](int j) {
     mbar_wait(full + 8 * (j % stages), (j / stages) & 1);
     fence_proxy_async();
   };
-  // This thread is done with tile j (its products retired): the producer may refill it.
+  // This thread is done with tile j (its products retired): its stage may be refilled.
   auto release = [&](int j) {
     if (j >= 0) mbar_arrive(empty + 8 * (j % stages));
   };
+#if producer
   mbar_wait(q_full, 0);
+#elif barriers
+  // Every thread copies its share of tile t once every thread has released the tile its
+  // stage held; the copies' landing completes the stage's `full`.
+  auto refill = [&](int t) {
+    if (t >= tiles) return;
+    if (t >= stages) mbar_wait(empty + 8 * (t % stages), (t / stages - 1) & 1);
+    load_tile<D, block_n, LOADERS>(ring + (t % stages) * STAGE_BYTES, Kh, ss, t * block_n, S, loader);
+    load_tile<D, block_n, LOADERS>(ring + (t % stages) * STAGE_BYTES + KV_BYTES, Vh, ss, t * block_n, S, loader);
+    mbar_arrive_copies(full + 8 * (t % stages));
+  };
+  load_tile<D, BLOCK_M, LOADERS>(q_smem, Qh, ss, q0, S, loader);  // lands with tile 0
+#pragma unroll
+  for (int t = 0; t < stages - 2; ++t) refill(t);
 #else
   auto load_kv = [&](int j) {  // tile j's K and V into its stage, as one group
     if (j < tiles) {
@@ -321,7 +352,7 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
   // Per tile: S, waited for together with the previous tile's P V; the stage read two
   // tiles ago refilled; softmax; P V left in flight.
   for (int j = 0; j < tiles; ++j) {
-#if producer
+#if producer || barriers
     tile_ready(j);
 #else
     wait_landed<stages - 3>();
@@ -330,6 +361,9 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
     { wgmma_wait<0>(); fence_all(); }
 #if producer
     release(j - 1);
+#elif barriers
+    release(j - 1);
+    refill(j + stages - 2);
 #else
     load_kv(j + stages - 2);
 #endif
