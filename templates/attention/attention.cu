@@ -54,6 +54,7 @@
 #include <cuda_bf16.h>
 
 #include "../common/cp_async.cuh"
+#include "../common/softmax_bf16.cuh"
 #include "../common/wgmma.cuh"
 
 #ifndef warpgroups
@@ -84,20 +85,7 @@
 #define CONSUMER_REGS (CONSUMER_REGS_ > 240 ? 240 : CONSUMER_REGS_)
 
 typedef __nv_bfloat16 bf16;
-#define NEG_INF __int_as_float(0xff800000)  // -infinity (NVRTC has no <cmath>)
 #define BLOCK_M (64 * warpgroups)
-
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-// Two floats as a bf16 pair, `lo` in the low half (the lower column).
-__device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<unsigned*>(&v);
-}
 
 // A tile has landed: this thread's copies (at most N newer groups still in flight), then
 // everyone's; the barrier also means every warpgroup is past its previous step.

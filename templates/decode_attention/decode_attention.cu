@@ -35,6 +35,8 @@
 // 1 to 8), PAGE (tokens per page, a multiple of 16).
 #include <cuda_bf16.h>
 
+#include "../common/softmax_bf16.cuh"
+
 #ifndef warps
 #define warps 4
 #endif
@@ -49,18 +51,6 @@
 #endif
 
 typedef __nv_bfloat16 bf16;
-#define NEG_INF __int_as_float(0xff800000)  // -infinity (NVRTC has no <cmath>)
-
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-__device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<unsigned*>(&v);
-}
 
 // D = A * B + C, m16n8k16, bf16 inputs, fp32 accumulators.
 __device__ __forceinline__ void mma16816(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
