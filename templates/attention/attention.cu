@@ -271,31 +271,39 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
     }
     wgmma_commit();
   };
-  // The online softmax of tile j's S (in place), O and the row sums rescaled, P packed.
+  // The online softmax of tile j's S, O and the row sums rescaled, P packed.
   // S's accumulator layout: warp w of the warpgroup owns rows 16w..16w+15; per n8 block
   // jn, s_acc[4jn], [4jn+1] at (row, keys 8jn + 2(lane%4) + {0,1}), [4jn+2], [4jn+3] at
   // row + 8.
   auto softmax = [&](int j, float(&s_acc)[block_n / 2]) {
     const int key0 = j * block_n;
     const bool mask = key0 + block_n > S || (CAUSAL && key0 + block_n - 1 > wg_q0);
-    float mx[2] = {m[0], m[1]};
+    // The row maxima of the raw scores (the scale is positive), hidden keys at -inf. Two
+    // loops, so that the tiles without a mask (all but the diagonal and the last) do not
+    // pay for it element by element.
+    float mx[2] = {NEG_INF, NEG_INF};
+    if (mask) {
 #pragma unroll
-    for (int jn = 0; jn < block_n / 8; ++jn)
+      for (int jn = 0; jn < block_n / 8; ++jn)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float v = s_acc[4 * jn + e] * scale_log2;
-        if (mask) {
+        for (int e = 0; e < 4; ++e) {
           const int key = key0 + 8 * jn + 2 * (lane % 4) + (e & 1);
-          if (key >= S || (CAUSAL && key > row + 8 * (e >> 1))) v = NEG_INF;
+          if (key >= S || (CAUSAL && key > row + 8 * (e >> 1))) s_acc[4 * jn + e] = NEG_INF;
+          mx[e >> 1] = fmaxf(mx[e >> 1], s_acc[4 * jn + e]);
         }
-        s_acc[4 * jn + e] = v;
-        mx[e >> 1] = fmaxf(mx[e >> 1], v);
-      }
+    } else {
+#pragma unroll
+      for (int jn = 0; jn < block_n / 8; ++jn)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) mx[e >> 1] = fmaxf(mx[e >> 1], s_acc[4 * jn + e]);
+    }
+    // The running maxima m are in the log2 domain (scores times scale_log2).
     float corr[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      mx[r] = fmaxf(m[r], mx[r] * scale_log2);
       if (mx[r] == NEG_INF) mx[r] = 0.0f;  // a row with no key yet: nothing to scale
       corr[r] = fast_exp2(m[r] - mx[r]);
       m[r] = mx[r];
@@ -305,8 +313,10 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
     for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i >> 1) & 1];
 #pragma unroll
     for (int jn = 0; jn < block_n / 8; ++jn) {
-      const float e0 = fast_exp2(s_acc[4 * jn] - mx[0]), e1 = fast_exp2(s_acc[4 * jn + 1] - mx[0]);
-      const float e2 = fast_exp2(s_acc[4 * jn + 2] - mx[1]), e3 = fast_exp2(s_acc[4 * jn + 3] - mx[1]);
+      float e[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) e[k] = fast_exp2(fmaf(s_acc[4 * jn + k], scale_log2, -mx[k >> 1]));
+      const float e0 = e[0], e1 = e[1], e2 = e[2], e3 = e[3];
       l[0] += e0 + e1;
       l[1] += e2 + e3;
       // A's register layout for k16 step jn / 2: {row, k 0-7}, {row+8, k 0-7}, {row, k 8-15},
