@@ -15,6 +15,7 @@
 #include "tuner/gpu/fill_element.h"
 #include "tuner/spec/spec.h"
 #include "tuner/tune/gpu_evaluator.h"
+#include "tuner/tune/kernel_build.h"
 
 namespace ktune {
 namespace {

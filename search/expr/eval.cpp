@@ -15,18 +15,6 @@ namespace {
 const char* tn(const Value& v) { return type_name(v.type()); }
 std::string q(const char* s) { return std::string("'") + s + "'"; }
 
-// UTF-8 characters of s, as Python iterates a str.
-std::vector<std::string_view> characters(const std::string& s) {
-  std::vector<std::string_view> out;
-  for (size_t i = 0; i < s.size();) {
-    size_t j = i + 1;
-    while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) ++j;
-    out.emplace_back(s.data() + i, j - i);
-    i = j;
-  }
-  return out;
-}
-
 std::string_view strip(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -260,7 +248,7 @@ class Evaluator {
     if (!v.is_string()) fail(col, q(tn(v)) + " object is not iterable");
     build_list(v.as_string().size(), col);
     ValueList out;
-    for (std::string_view c : characters(v.as_string())) out.emplace_back(std::string(c));
+    for (std::string_view c : utf8_characters(v.as_string())) out.emplace_back(std::string(c));
     return out;
   }
 
@@ -294,7 +282,7 @@ class Evaluator {
     std::vector<std::string_view> chars;
     if (seq.is_string()) {
       spend(seq.as_string().size(), col);
-      chars = characters(seq.as_string());
+      chars = utf8_characters(seq.as_string());
     }
     int64_t len = static_cast<int64_t>(seq.is_list() ? seq.as_list().size() : chars.size());
     int64_t k = i.as_int();
@@ -324,7 +312,7 @@ class Evaluator {
     std::vector<std::string_view> chars;
     if (seq.is_string()) {
       spend(seq.as_string().size(), n.col);
-      chars = characters(seq.as_string());
+      chars = utf8_characters(seq.as_string());
     }
     size_t len = seq.is_list() ? seq.as_list().size() : chars.size();
     std::vector<size_t> picked = slice_positions(start, stop, step.value_or(1), len);
@@ -473,7 +461,7 @@ class Evaluator {
       case Builtin::Len:
         if (args[0].is_string()) {
           spend(args[0].as_string().size(), n.col);
-          return Value(static_cast<int64_t>(characters(args[0].as_string()).size()));
+          return Value(static_cast<int64_t>(utf8_characters(args[0].as_string()).size()));
         }
         if (args[0].is_list()) return Value(static_cast<int64_t>(args[0].as_list().size()));
         fail(n.col, "object of type " + q(tn(args[0])) + " has no len()");

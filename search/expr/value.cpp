@@ -199,6 +199,17 @@ std::optional<size_t> invalid_utf8(std::string_view text) {
   return std::nullopt;
 }
 
+std::vector<std::string_view> utf8_characters(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (size_t i = 0; i < s.size();) {
+    size_t j = i + 1;
+    while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) ++j;
+    out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
 std::string utf8_encode(uint32_t cp) {
   std::string out;
   if (cp < 0x80) {

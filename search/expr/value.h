@@ -77,5 +77,7 @@ std::string python_float_repr(double d);
 std::optional<size_t> invalid_utf8(std::string_view text);
 // The UTF-8 encoding of a code point (REQUIRES: <= 0x10FFFF).
 std::string utf8_encode(uint32_t code_point);
+// The UTF-8 characters of `s`, as Python iterates a str (views into `s`).
+std::vector<std::string_view> utf8_characters(std::string_view s);
 
 }  // namespace ktune

@@ -21,6 +21,7 @@
 #include "tuner/gpu/args.h"
 #include "tuner/spec/spec.h"
 #include "tuner/tune/gpu_evaluator.h"
+#include "tuner/tune/kernel_build.h"
 
 namespace {
 

@@ -336,6 +336,50 @@ Json compare_json(const CompareCmdOptions& o, const Spec* spec, const db::Kernel
 
 std::string ratio_text(double r) { return fixed(r, 3); }
 
+// Each parameter's effect: its values at the optima, and on each device the
+// cost of its worst value and the share of the variance it explains.
+void print_parameters(const db::Portability& p) {
+  std::cout << "\nparameters: on each device, the worst over the parameter's values of (fastest time with that "
+               "value / optimum), and the share of the variance of log(time) its values explain\n";
+  std::vector<std::string> ph = {"parameter", "at the optima"};
+  for (const db::DeviceOptimum& d : p.devices) ph.push_back(d.device);
+  Table pt(ph);
+  for (size_t i = 0; i < p.parameters.size(); ++i) {
+    const db::ParameterEffect& e = p.parameters[i];
+    std::vector<std::string> values;
+    for (const db::DeviceOptimum& d : p.devices) values.push_back(d.config.at(i).str());
+    std::vector<std::string> row = {e.name, e.differs ? joined(values, " | ") : values.front() + " (same)"};
+    for (const db::ParameterDeviceEffect& de : e.devices)
+      row.push_back(fixed(de.worst_best_ratio, 2) + "  " + fixed(100 * de.variance_explained, 0) + "%");
+    pt.add(row);
+  }
+  pt.print(std::cout);
+}
+
+// The offline view: the winners compiled for an architecture with no GPU
+// here, their resources and occupancy.
+void print_offline(const Offline& off) {
+  std::cout << "\noffline view for " << off.arch << ": compiled with NVRTC " << Compiler::nvrtc_version()
+            << ", not measured (no " << off.arch << " GPU here)\n";
+  Table t({"configuration", "optimum of", "status", "regs", "smem", "local", "spill", "occupancy"});
+  for (const OfflineRow& r : off.rows) {
+    std::string of = joined(r.optimum_of, "; ");
+    if (r.portable) of += of.empty() ? "most portable" : "; most portable";
+    if (!r.result.ok) {
+      t.add({r.key, of, r.status + (r.reason.empty() ? "" : ": " + r.reason.substr(0, 60)), "", "", "", "", ""});
+      continue;
+    }
+    const KernelResources& res = r.result.resources;
+    std::string occ = "-";
+    if (r.result.occupancy && r.result.occupancy->error.empty())
+      occ = fixed(100 * r.result.occupancy->fraction, 0) + "% (" + r.result.occupancy->limited_by + ")";
+    t.add({r.key, of, r.status == "ok" ? "ok" : r.status + ": " + r.reason.substr(0, 60),
+           std::to_string(res.registers), std::to_string(res.static_smem), std::to_string(res.local_bytes),
+           std::to_string(spill_bytes(res)), occ});
+  }
+  t.print(std::cout);
+}
+
 void print_text(const CompareCmdOptions& o, const db::KernelSeries& s, const db::Portability& p,
                 const std::optional<Offline>& off, const db::Roofs& roofs) {
   const std::vector<std::string>& names = p.param_names;
@@ -397,43 +441,8 @@ void print_text(const CompareCmdOptions& o, const db::KernelSeries& s, const db:
     std::cout << "most portable: none, no configuration was measured on every device\n";
   }
 
-  std::cout << "\nparameters: on each device, the worst over the parameter's values of (fastest time with that "
-               "value / optimum), and the share of the variance of log(time) its values explain\n";
-  std::vector<std::string> ph = {"parameter", "at the optima"};
-  for (const db::DeviceOptimum& d : p.devices) ph.push_back(d.device);
-  Table pt(ph);
-  for (size_t i = 0; i < p.parameters.size(); ++i) {
-    const db::ParameterEffect& e = p.parameters[i];
-    std::vector<std::string> values;
-    for (const db::DeviceOptimum& d : p.devices) values.push_back(d.config.at(i).str());
-    std::vector<std::string> row = {e.name, e.differs ? joined(values, " | ") : values.front() + " (same)"};
-    for (const db::ParameterDeviceEffect& de : e.devices)
-      row.push_back(fixed(de.worst_best_ratio, 2) + "  " + fixed(100 * de.variance_explained, 0) + "%");
-    pt.add(row);
-  }
-  pt.print(std::cout);
-
-  if (off) {
-    std::cout << "\noffline view for " << off->arch << ": compiled with NVRTC " << Compiler::nvrtc_version()
-              << ", not measured (no " << off->arch << " GPU here)\n";
-    Table t({"configuration", "optimum of", "status", "regs", "smem", "local", "spill", "occupancy"});
-    for (const OfflineRow& r : off->rows) {
-      std::string of = joined(r.optimum_of, "; ");
-      if (r.portable) of += of.empty() ? "most portable" : "; most portable";
-      if (!r.result.ok) {
-        t.add({r.key, of, r.status + (r.reason.empty() ? "" : ": " + r.reason.substr(0, 60)), "", "", "", "", ""});
-        continue;
-      }
-      const KernelResources& res = r.result.resources;
-      std::string occ = "-";
-      if (r.result.occupancy && r.result.occupancy->error.empty())
-        occ = fixed(100 * r.result.occupancy->fraction, 0) + "% (" + r.result.occupancy->limited_by + ")";
-      t.add({r.key, of, r.status == "ok" ? "ok" : r.status + ": " + r.reason.substr(0, 60),
-             std::to_string(res.registers), std::to_string(res.static_smem), std::to_string(res.local_bytes),
-             std::to_string(spill_bytes(res)), occ});
-    }
-    t.print(std::cout);
-  }
+  print_parameters(p);
+  if (off) print_offline(*off);
 }
 
 int run_compare(const CompareCmdOptions& o) {

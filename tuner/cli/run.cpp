@@ -122,6 +122,71 @@ void write_buffer(const std::filesystem::path& path, const gpu::HostBuffer& b) {
   if (!f) throw Error::failed("cannot write " + path.string());
 }
 
+// Where a buffer is written under `dir`, or "" where nothing is written.
+std::string buffer_file(const std::filesystem::path& dir, const gpu::HostBuffer& b) {
+  return dir.empty() ? std::string() : (dir / (b.name + ".bin")).string();
+}
+
+// report_run's --json form: the device, the configuration, what the compile,
+// the run and the verification said, and each buffer's summary.
+Json run_json(const Spec& spec, const gpu::DeviceProperties& d, const std::vector<Value>& values,
+              const GpuEvaluator::Ran& ran, const RunReportOptions& o, const std::filesystem::path& dir) {
+  const SearchSpace& space = spec.space();
+  const db::Evaluation& e = ran.eval;
+  const bool ran_kernel = e.status == db::Status::Ok || e.status == db::Status::WrongResult;
+  Json out = {{"spec", spec.path}, {"kernel", spec.kernel.name},
+              {"device", {{"index", o.gpu}, {"name", d.name}, {"arch", d.arch()}}}};
+  if (const std::optional<Config> c = space.config_of(values)) out["config"] = config_json(space, *c);
+  out["status"] = db::to_string(e.status);
+  if (!e.reason.empty()) out["reason"] = e.reason;
+  if (e.status == db::Status::CompileError) out["log"] = e.log;
+  if (e.compile_ms) out["compile_ms"] = *e.compile_ms;
+  out["cache_hit"] = ran.cache_hit;
+  if (e.registers) out["registers"] = *e.registers;
+  Json verify = {{"mode", verify_mode_name(spec.verify.mode)}, {"checked", ran.verified && ran_kernel}};
+  if (ran.verified && ran_kernel) verify["ok"] = e.status == db::Status::Ok;
+  if (ran.mismatch)
+    verify["mismatch"] = {{"buffer", ran.mismatch->buffer}, {"index", ran.mismatch->index},
+                          {"got", ran.mismatch->got}, {"expected", ran.mismatch->expected},
+                          {"failed_elements", ran.mismatch->failed_elements}};
+  out["verify"] = verify;
+  out["buffers"] = Json::array();
+  for (const gpu::HostBuffer& b : ran.buffers) {
+    const BufferSummary s = summarise(b, o.print);
+    Json j = {{"name", b.name}, {"type", to_string(b.type)}, {"count", b.count()}};
+    if (!dir.empty()) j["file"] = buffer_file(dir, b);
+    j["first"] = s.first;
+    j["min"] = s.min;
+    j["max"] = s.max;
+    j["mean"] = s.mean;
+    j["nan_count"] = s.nan_count;
+    out["buffers"].push_back(j);
+  }
+  return out;
+}
+
+// The buffers a run brought back: each one's type and count, its first
+// elements, range and mean.
+void print_buffers(std::ostream& os, const GpuEvaluator::Ran& ran, const RunReportOptions& o,
+                   const std::filesystem::path& dir) {
+  os << (o.all_buffers ? "buffers" : "outputs") << (dir.empty() ? "" : " (written to " + dir.string() + ")") << ":\n";
+  for (const gpu::HostBuffer& b : ran.buffers) {
+    const BufferSummary s = summarise(b, o.print);
+    os << "  " << b.name << ": " << to_string(b.type) << " x " << b.count();
+    if (!dir.empty()) os << " -> " << buffer_file(dir, b);
+    os << '\n';
+    if (!s.first.empty()) {
+      os << "    first " << s.first.size() << ":";
+      for (double v : s.first) os << ' ' << element_text(b.type, v);
+      os << '\n';
+    }
+    os << "    min " << element_text(b.type, s.min) << "  max " << element_text(b.type, s.max) << "  mean "
+       << element_text(ElemType::F64, s.mean);
+    if (s.nan_count) os << "  NaN " << s.nan_count;
+    os << '\n';
+  }
+}
+
 int run_run(const RunOptions& o) {
   const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
   spec.require_runnable();
@@ -157,7 +222,6 @@ int run_run(const RunOptions& o) {
 
 int report_run(const Spec& spec, const gpu::DeviceProperties& d, const std::vector<Value>& values,
                const GpuEvaluator::Ran& ran, const RunReportOptions& o, std::ostream& os) {
-  const SearchSpace& space = spec.space();
   const db::Evaluation& e = ran.eval;
   const bool ran_kernel = e.status == db::Status::Ok || e.status == db::Status::WrongResult;
 
@@ -167,42 +231,10 @@ int report_run(const Spec& spec, const gpu::DeviceProperties& d, const std::vect
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) throw Error::failed("cannot make " + dir.string() + ": " + ec.message());
-    for (const gpu::HostBuffer& b : ran.buffers) write_buffer(dir / (b.name + ".bin"), b);
+    for (const gpu::HostBuffer& b : ran.buffers) write_buffer(buffer_file(dir, b), b);
   }
-  auto file_of = [&](const gpu::HostBuffer& b) {
-    return dir.empty() ? std::string() : (dir / (b.name + ".bin")).string();
-  };
-
   if (o.json) {
-    Json out = {{"spec", spec.path}, {"kernel", spec.kernel.name},
-                {"device", {{"index", o.gpu}, {"name", d.name}, {"arch", d.arch()}}}};
-    if (const std::optional<Config> c = space.config_of(values)) out["config"] = config_json(space, *c);
-    out["status"] = db::to_string(e.status);
-    if (!e.reason.empty()) out["reason"] = e.reason;
-    if (e.status == db::Status::CompileError) out["log"] = e.log;
-    if (e.compile_ms) out["compile_ms"] = *e.compile_ms;
-    out["cache_hit"] = ran.cache_hit;
-    if (e.registers) out["registers"] = *e.registers;
-    Json verify = {{"mode", verify_mode_name(spec.verify.mode)}, {"checked", ran.verified && ran_kernel}};
-    if (ran.verified && ran_kernel) verify["ok"] = e.status == db::Status::Ok;
-    if (ran.mismatch)
-      verify["mismatch"] = {{"buffer", ran.mismatch->buffer}, {"index", ran.mismatch->index},
-                            {"got", ran.mismatch->got}, {"expected", ran.mismatch->expected},
-                            {"failed_elements", ran.mismatch->failed_elements}};
-    out["verify"] = verify;
-    out["buffers"] = Json::array();
-    for (const gpu::HostBuffer& b : ran.buffers) {
-      const BufferSummary s = summarise(b, o.print);
-      Json j = {{"name", b.name}, {"type", to_string(b.type)}, {"count", b.count()}};
-      if (!dir.empty()) j["file"] = file_of(b);
-      j["first"] = s.first;
-      j["min"] = s.min;
-      j["max"] = s.max;
-      j["mean"] = s.mean;
-      j["nan_count"] = s.nan_count;
-      out["buffers"].push_back(j);
-    }
-    os << out.dump(2) << '\n';
+    os << run_json(spec, d, values, ran, o, dir).dump(2) << '\n';
     return e.status == db::Status::Ok ? 0 : 1;
   }
 
@@ -227,22 +259,7 @@ int report_run(const Spec& spec, const gpu::DeviceProperties& d, const std::vect
   else os << "run: " << db::to_string(e.status) << ": " << e.reason << '\n';
   if (ran_kernel) os << "verify: " << verify_text(spec, ran) << '\n';
   if (ran.buffers.empty()) return e.status == db::Status::Ok ? 0 : 1;
-  os << (o.all_buffers ? "buffers" : "outputs") << (dir.empty() ? "" : " (written to " + dir.string() + ")") << ":\n";
-  for (const gpu::HostBuffer& b : ran.buffers) {
-    const BufferSummary s = summarise(b, o.print);
-    os << "  " << b.name << ": " << to_string(b.type) << " x " << b.count();
-    if (!dir.empty()) os << " -> " << file_of(b);
-    os << '\n';
-    if (!s.first.empty()) {
-      os << "    first " << s.first.size() << ":";
-      for (double v : s.first) os << ' ' << element_text(b.type, v);
-      os << '\n';
-    }
-    os << "    min " << element_text(b.type, s.min) << "  max " << element_text(b.type, s.max) << "  mean "
-       << element_text(ElemType::F64, s.mean);
-    if (s.nan_count) os << "  NaN " << s.nan_count;
-    os << '\n';
-  }
+  print_buffers(os, ran, o, dir);
   return e.status == db::Status::Ok ? 0 : 1;
 }
 

@@ -16,6 +16,7 @@
 #include "ktune/error.h"
 #include "search/registry.h"
 #include "tuner/cli/print/compare_json.h"
+#include "tuner/cli/print/compare_text.h"
 #include "tuner/cli/print/svg_plot.h"
 #include "tuner/cli/cli.h"
 #include "tuner/cli/print/json.h"
@@ -117,8 +118,6 @@ ResolvedStrategy strategy_option(const std::string& item, std::map<std::string, 
 
 namespace {
 
-std::string median_text(const Spread& s) { return s.median ? fixed(*s.median, 0) : "never"; }
-
 ExhaustiveTable table_of(const Spec& spec, const ReplayEvaluator& replay) {
   const SearchSpace& space = spec.space();
   ExhaustiveTable table;
@@ -165,38 +164,6 @@ CompareOptions base_options(const CompareCliOptions& o, const Spec& spec, Replay
 
 int run_manifest(const CompareCliOptions& o);
 
-std::string seconds_text(double s) {
-  std::ostringstream o;
-  o << s << "s";
-  return o.str();
-}
-
-// The time budgets of one space: each strategy's median fraction at each,
-// its score over time, what its runs measured and the GPU's busy share;
-// random search on the same clock last.
-void print_time_table(const CompareResult& r, std::ostream& out) {
-  std::vector<std::string> head{"strategy"};
-  for (const auto& [t, s] : r.random_at_time) head.push_back("at " + seconds_text(t));
-  for (const char* h : {"P over time", "evals", "GPU busy"}) head.push_back(h);
-  Table t(head);
-  for (const StrategyComparison& s : r.strategies) {
-    std::vector<std::string> row{s.name};
-    for (const auto& [budget, spread] : s.fraction_at_time) row.push_back(spread.median ? fixed(*spread.median, 3) : "0");
-    row.push_back(s.p_score_time ? fixed(*s.p_score_time, 3) : "-");
-    row.push_back(fixed(s.mean_timed_evals, 0));
-    row.push_back(fixed(100 * s.gpu_busy_share, 0) + "%");
-    t.add(row);
-  }
-  std::vector<std::string> row{"random search, on the clock"};
-  for (const auto& [budget, spread] : r.random_at_time) row.push_back(spread.median ? fixed(*spread.median, 3) : "0");
-  for (const char* c : {"0 (by definition)", "-", "-"}) row.push_back(c);
-  t.add(row);
-  out << "\nat wall-clock budgets (predicted, ReplayClock): median fraction of the optimum; P over time: as the "
-         "P-score, best-so-far at 50 times up to the largest budget against random search's; evals and GPU busy: "
-         "mean over the runs to the largest budget\n";
-  t.print(out);
-}
-
 int run_compare(const CompareCliOptions& o) {
   if (!o.manifest.empty()) return run_manifest(o);
   if (o.spec.empty() || o.simulate.empty())
@@ -237,50 +204,8 @@ int run_compare(const CompareCliOptions& o) {
     std::cout << to_json(r) << '\n';
     return r.interrupted ? 130 : 0;
   }
-  std::cout << "REPLAY of recorded measurements: " << spec.kernel.name << " on " << replay.device().name << " ("
-            << o.simulate << ")\n"
-            << "space: " << r.valid << " valid configurations (" << r.recorded << " recorded, " << r.failed
-            << " of them failed); optimum " << (r.partial ? "of the recorded part " : "") << fixed(r.optimum, 5) << " "
-            << (spec.objective == "time" ? "ms" : spec.objective) << "; " << o.runs << " runs per strategy, budget "
-            << r.max_fevals << "\n";
-  if (r.partial)
-    std::cout << "a PARTIAL recording: strategies keep to the " << r.recorded << " recorded configurations; the optimum, "
-              << "the fractions and random search are those of the recorded part, not of the space\n";
-  if (prior) std::cout << "prior given to the strategies: " << prior->describe() << "\n";
-  std::cout << "\n";
-  Table t({"strategy", "evals to 90%", "to 95%", "to 98%", "at 50 evals", "at 100 evals", "P-score", "predicted s/run"});
-  for (const auto& s : r.strategies) {
-    std::vector<std::string> row{s.name};
-    for (const auto& [f, spread] : s.evals_to_fraction) row.push_back(median_text(spread));
-    for (uint64_t b : {uint64_t{50}, uint64_t{100}}) {
-      std::string cell = "-";
-      for (const auto& [budget, spread] : s.fraction_at_budget)
-        if (budget == b && spread.median) cell = fixed(100 * *spread.median, 1) + "%";
-      row.push_back(cell);
-    }
-    row.push_back(fixed(s.p_score, 3));
-    row.push_back(fixed(s.mean_time_s, 1));
-    t.add(row);
-  }
-  {
-    std::vector<std::string> row{"random search, exact"};
-    for (const RandomToFraction& rt : r.random_exact_to_fraction) row.push_back(std::to_string(rt.median));
-    for (uint64_t b : {uint64_t{50}, uint64_t{100}}) {
-      std::string cell = "-";
-      for (const RandomAtBudget& ra : r.random_exact)
-        if (ra.budget == b) cell = fixed(100 * ra.median_fraction, 1) + "%";
-      row.push_back(cell);
-    }
-    row.push_back("0 (by definition)");
-    row.push_back("-");
-    t.add(row);
-  }
-  t.print(std::cout);
-  std::cout << "(medians over runs; 'never': not reached in more than half the runs; the exact row is random search "
-               "without replacement, computed, not sampled, its evaluations to a fraction not cut at the budget; "
-               "predicted s/run: the wall time a live run of the budget would take, on "
-            << co.clock.compile_slots << " compile processes and one GPU, the strategy's own time included)\n";
-  if (!r.random_at_time.empty()) print_time_table(r, std::cout);
+  print_compare(spec, replay.device().name, o.simulate, o.runs, r, prior ? prior->describe() : "",
+                co.clock.compile_slots, std::cout);
   if (!o.plot.empty()) std::cout << "plot: " << o.plot << '\n';
   return r.interrupted ? 130 : 0;
 }
@@ -322,18 +247,25 @@ std::vector<ManifestEntry> read_manifest(const std::string& path, const std::str
   return out;
 }
 
-int run_manifest(const CompareCliOptions& o) {
-  if (!o.spec.empty() || !o.simulate.empty() || !o.prior.empty() || !o.plot.empty())
-    throw Error::bad_input("--manifest: SPEC, --simulate, --prior and --plot are for one space");
-  const std::vector<ManifestEntry> entries = read_manifest(o.manifest, o.root);
-  const std::vector<StrategyRun> strategies = parse_strategies(o.strategies);
+// The results of a manifest's spaces: each space's comparison, labelled, and
+// the same as JSON with its files; `stopped` when an interrupt cut them short
+// (the last space holds the runs done).
+struct ManifestRun {
   std::vector<LabelledResult> results;
   Json spaces = Json::array();
+  bool stopped = false;
+};
+
+ManifestRun compare_manifest(const CompareCliOptions& o, const std::vector<ManifestEntry>& entries,
+                             const std::vector<StrategyRun>& strategies) {
+  ManifestRun run;
+  std::vector<LabelledResult>& results = run.results;
+  Json& spaces = run.spaces;
+  bool& stopped = run.stopped;
   const size_t jobs = strategies.size() + (o.time_budgets.empty() ? 0 : 1);  // random search's runs on the clock
   Progress bar("compare", std::max<size_t>(o.runs, 1) * jobs * entries.size(), true);
   size_t done_before = 0;
   double spaces_s = 0;  // the spaces done so far took this long
-  bool stopped = false;
   {
     const CatchInterrupt catching;
     for (const ManifestEntry& e : entries) {
@@ -368,112 +300,44 @@ int run_manifest(const CompareCliOptions& o) {
     }
   }
   bar.finish();
-  if (stopped) std::cerr << "ktune: interrupted; the tables hold the runs done\n";
-  const std::vector<AggregateRow> agg = aggregate(results);
-  if (o.json) {
-    Json a = Json::array();
-    for (const AggregateRow& r : agg) {
-      Json f = Json::object();
-      for (const auto& [b, v] : r.median_fraction_at_budget) f[std::to_string(b)] = v;
-      Json ft = Json::object();
-      for (const auto& [s, v] : r.median_fraction_at_time) ft[seconds_text(s)] = v;
-      a.push_back({{"name", r.name}, {"spaces", r.spaces}, {"mean_p_score", r.mean_p_score},
-                   {"median_fraction_at_time", ft},
-                   {"mean_p_score_time", r.mean_p_score_time ? Json(*r.mean_p_score_time) : Json(nullptr)},
-                   {"vs_random_at_time", {{"ahead", r.time_ahead}, {"level", r.time_level}, {"behind", r.time_behind}}},
-                   {"time_behind_at", r.time_behind_at},
-                   {"min_p_score", r.min_p_score}, {"median_fraction_at_budget", f},
-                   {"vs_random_exact", {{"ahead", r.ahead}, {"level", r.level}, {"behind", r.behind}}},
-                   {"behind_at", r.behind_at}, {"behind_p", r.behind_p},
-                   {"behind_significant", r.behind_significant}});
-    }
-    std::cout << Json{{"runs", o.runs}, {"spaces", spaces}, {"aggregate", a}}.dump(1) << '\n';
-    return stopped ? 130 : 0;
-  }
-  auto cells = [](std::vector<std::string>& row, const std::vector<std::pair<uint64_t, Spread>>& at) {
-    for (uint64_t b : {20, 50, 100, 200}) {
-      std::string cell = "-";
-      for (const auto& [budget, spread] : at)
-        if (budget == b && spread.median) cell = fixed(*spread.median, 3);
-      row.push_back(cell);
-    }
-  };
-  for (const LabelledResult& sp : results) {
-    const CompareResult& r = sp.result;
-    std::cout << sp.label << ": " << r.valid << " valid configurations (" << r.recorded << " recorded, " << r.failed
-              << " failed), " << r.random_exact_to_fraction[1].qualifying << " within 95% of the optimum\n";
-    Table t({"strategy", "at 20", "at 50", "at 100", "at 200", "evals to 90%", "to 95%", "P-score"});
-    for (const StrategyComparison& s : r.strategies) {
-      std::vector<std::string> row{s.name};
-      cells(row, s.fraction_at_budget);
-      for (const auto& [f, spread] : s.evals_to_fraction) row.push_back(median_text(spread));
-      row.push_back(fixed(s.p_score, 3));
-      t.add(row);
-    }
-    std::vector<std::string> row{"random search, exact"};
-    for (uint64_t b : {20, 50, 100, 200}) {
-      std::string cell = "-";
-      for (const RandomAtBudget& ra : r.random_exact)
-        if (ra.budget == b) cell = fixed(ra.median_fraction, 3);
-      row.push_back(cell);
-    }
-    for (const RandomToFraction& rt : r.random_exact_to_fraction) row.push_back(std::to_string(rt.median));
-    row.push_back("0");
-    t.add(row);
-    t.print(std::cout);
-    if (!r.random_at_time.empty()) print_time_table(r, std::cout);
-    std::cout << '\n';
-  }
-  std::cout << "over " << results.size() << " spaces (" << o.runs << " runs each): median over spaces of the median "
-            << "fraction of the optimum; (space, budget) points against random search, exact\n";
-  Table t({"strategy", "at 20", "at 50", "at 100", "at 200", "mean P", "lowest P", "ahead/level/behind"});
+  return run;
+}
+
+Json aggregate_json(const std::vector<AggregateRow>& agg) {
+  Json a = Json::array();
   for (const AggregateRow& r : agg) {
-    std::vector<std::string> row{r.name};
-    for (uint64_t b : {20, 50, 100, 200}) {
-      std::string cell = "-";
-      for (const auto& [budget, v] : r.median_fraction_at_budget)
-        if (budget == b) cell = fixed(v, 3);
-      row.push_back(cell);
-    }
-    row.push_back(fixed(r.mean_p_score, 3));
-    row.push_back(fixed(r.min_p_score, 3));
-    row.push_back(std::to_string(r.ahead) + "/" + std::to_string(r.level) + "/" + std::to_string(r.behind));
-    t.add(row);
+    Json f = Json::object();
+    for (const auto& [b, v] : r.median_fraction_at_budget) f[std::to_string(b)] = v;
+    Json ft = Json::object();
+    for (const auto& [s, v] : r.median_fraction_at_time) ft[seconds_text(s)] = v;
+    a.push_back({{"name", r.name}, {"spaces", r.spaces}, {"mean_p_score", r.mean_p_score},
+                 {"median_fraction_at_time", ft},
+                 {"mean_p_score_time", r.mean_p_score_time ? Json(*r.mean_p_score_time) : Json(nullptr)},
+                 {"vs_random_at_time", {{"ahead", r.time_ahead}, {"level", r.time_level}, {"behind", r.time_behind}}},
+                 {"time_behind_at", r.time_behind_at},
+                 {"min_p_score", r.min_p_score}, {"median_fraction_at_budget", f},
+                 {"vs_random_exact", {{"ahead", r.ahead}, {"level", r.level}, {"behind", r.behind}}},
+                 {"behind_at", r.behind_at}, {"behind_p", r.behind_p},
+                 {"behind_significant", r.behind_significant}});
   }
-  t.print(std::cout);
-  if (!agg.empty() && !agg.front().median_fraction_at_time.empty()) {
-    std::vector<std::string> head{"strategy"};
-    for (const auto& [s, v] : agg.front().median_fraction_at_time) head.push_back("at " + seconds_text(s));
-    for (const char* h : {"mean P over time", "ahead/level/behind random"}) head.push_back(h);
-    Table tt(head);
-    for (const AggregateRow& r : agg) {
-      std::vector<std::string> row{r.name};
-      for (const auto& [s, v] : r.median_fraction_at_time) row.push_back(fixed(v, 3));
-      row.push_back(r.mean_p_score_time ? fixed(*r.mean_p_score_time, 3) : "-");
-      row.push_back(std::to_string(r.time_ahead) + "/" + std::to_string(r.time_level) + "/" +
-                    std::to_string(r.time_behind));
-      tt.add(row);
-    }
-    std::cout << "\nat wall-clock budgets (predicted): median over spaces of the median fraction; (space, budget) "
-                 "points against random search on the same clock\n";
-    tt.print(std::cout);
-    for (const AggregateRow& r : agg)
-      if (!r.time_behind_at.empty()) {
-        std::cout << r.name << " behind random search in time at:";
-        for (const std::string& b : r.time_behind_at) std::cout << ' ' << b;
-        std::cout << '\n';
-      }
+  return a;
+}
+
+int run_manifest(const CompareCliOptions& o) {
+  if (!o.spec.empty() || !o.simulate.empty() || !o.prior.empty() || !o.plot.empty())
+    throw Error::bad_input("--manifest: SPEC, --simulate, --prior and --plot are for one space");
+  const std::vector<ManifestEntry> entries = read_manifest(o.manifest, o.root);
+  const std::vector<StrategyRun> strategies = parse_strategies(o.strategies);
+  const ManifestRun run = compare_manifest(o, entries, strategies);
+  if (run.stopped) std::cerr << "ktune: interrupted; the tables hold the runs done\n";
+  const std::vector<AggregateRow> agg = aggregate(run.results);
+  if (o.json) {
+    std::cout << Json{{"runs", o.runs}, {"spaces", run.spaces}, {"aggregate", aggregate_json(agg)}}.dump(1) << '\n';
+    return run.stopped ? 130 : 0;
   }
-  for (const AggregateRow& r : agg)
-    if (!r.behind_at.empty()) {
-      std::cout << r.name << " behind random search at " << r.behind_at.size()
-                << (r.behind_at.size() == 1 ? " point, " : " points, ") << r.behind_significant
-                << " by more than chance (sign test, p < 0.05):";
-      for (size_t i = 0; i < r.behind_at.size(); ++i)
-        std::cout << ' ' << r.behind_at[i] << " (p " << fixed(r.behind_p[i], 3) << ")";
-      std::cout << '\n';
-    }
-  return stopped ? 130 : 0;
+  for (const LabelledResult& sp : run.results) print_manifest_space(sp, std::cout);
+  print_aggregate(agg, run.results.size(), o.runs, std::cout);
+  return run.stopped ? 130 : 0;
 }
 
 }  // namespace

@@ -159,11 +159,9 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   return std::make_unique<PoolEvaluator>(std::move(members));
 }
 
-int run_tune(const TuneOptions& o) {
-  MpiRun mpi(o.mpi);
-  if (mpi.ranks() > 1 && (o.gpus || o.workers))
-    throw Error::bad_input("--gpus and --workers spread one process's run; under MPI each rank measures on one GPU "
-                           "(--gpu plus its index among the ranks of its host)");
+// The spec as the options make it: constants overridden, verified against
+// its first valid configuration, ranked by another objective.
+Spec load_tune_spec(const TuneOptions& o) {
   Spec loaded = load_spec(o.spec, parse_constant_overrides(o.sets));
   if (!o.verify.empty()) {
     if (o.verify != "first-valid") throw Error::bad_input("--verify: 'first-valid' is the one choice, not '" + o.verify + "'");
@@ -172,21 +170,11 @@ int run_tune(const TuneOptions& o) {
   if (!o.objective.empty()) loaded.set_objective(o.objective);
   if (o.energy_ms && (!(*o.energy_ms >= 100) || *o.energy_ms > 60000))
     throw Error::bad_input("--energy: milliseconds of back-to-back launches per configuration, 100 to 60000");
-  const Spec spec = std::move(loaded);
-  if (o.simulate.empty()) spec.require_runnable();  // before the notes: a GPU run needs them
-  if (mpi.serving())
-    return mpi.serve(spec, [&] {
-      std::optional<double> unused;
-      return make_evaluator(spec, o, mpi, unused);
-    });
-  for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
-  require_valid_configurations(spec);
-  for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
-  if (const unsigned cpus = usable_cpus(); o.simulate.empty() && cpus < std::thread::hardware_concurrency())
-    std::cerr << "ktune: note: compiles run on " << cpus << " of this machine's "
-              << std::thread::hardware_concurrency()
-              << " hardware threads (this process's CPU affinity; under mpirun add --bind-to none, as Open MPI "
-                 "binds each of 2 or fewer ranks to one core)\n";
+  return loaded;
+}
+
+// The run's strategy, seed, budget and prior: the options', else the spec's.
+tune::RunOptions run_options(const TuneOptions& o, const Spec& spec) {
   // Named on the command line (with its options), else the spec's, else the
   // default; Kernel Tuner's names and option names are read as ktune's.
   const std::string named = !o.strategy.empty() ? o.strategy
@@ -210,8 +198,12 @@ int run_tune(const TuneOptions& o) {
   ro.no_prior = o.no_prior;
   ro.spares = !o.no_spares;
   ro.cancel = ctrl_c().token();
+  return ro;
+}
 
-  db::Store store(o.resolved_db());  // opened for writing before anything is measured
+// --configs-from and --configs: the configurations measured in place of a
+// strategy, listed in `ro`.
+void list_configs(const TuneOptions& o, const Spec& spec, db::Store& store, tune::RunOptions& ro) {
   if (!o.configs_from.empty()) {  // another device's fastest, in place of a strategy
     const ConfigsFrom from = configs_from(spec, store, resolved_device(store, o.configs_from), size_t(std::max(o.top, 1)));
     if (!o.max_fevals) ro.budget.max_fevals = from.configs.size();
@@ -228,6 +220,32 @@ int run_tune(const TuneOptions& o) {
               << (listed.configs.size() == 1 ? "" : "s") << " listed in " << o.configs << '\n';
     ro.listed = listed.configs;
   }
+}
+
+int run_tune(const TuneOptions& o) {
+  MpiRun mpi(o.mpi);
+  if (mpi.ranks() > 1 && (o.gpus || o.workers))
+    throw Error::bad_input("--gpus and --workers spread one process's run; under MPI each rank measures on one GPU "
+                           "(--gpu plus its index among the ranks of its host)");
+  const Spec spec = load_tune_spec(o);
+  if (o.simulate.empty()) spec.require_runnable();  // before the notes: a GPU run needs them
+  if (mpi.serving())
+    return mpi.serve(spec, [&] {
+      std::optional<double> unused;
+      return make_evaluator(spec, o, mpi, unused);
+    });
+  for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
+  require_valid_configurations(spec);
+  for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
+  if (const unsigned cpus = usable_cpus(); o.simulate.empty() && cpus < std::thread::hardware_concurrency())
+    std::cerr << "ktune: note: compiles run on " << cpus << " of this machine's "
+              << std::thread::hardware_concurrency()
+              << " hardware threads (this process's CPU affinity; under mpirun add --bind-to none, as Open MPI "
+                 "binds each of 2 or fewer ranks to one core)\n";
+  tune::RunOptions ro = run_options(o, spec);
+
+  db::Store store(o.resolved_db());  // opened for writing before anything is measured
+  list_configs(o, spec, store, ro);
   std::optional<double> recorded_best;
   std::unique_ptr<ConfigEvaluator> evaluator = mpi.evaluator(spec, make_evaluator(spec, o, mpi, recorded_best));
   TuneReport report(spec, !o.json);
@@ -260,6 +278,33 @@ int run_tune(const TuneOptions& o) {
       if (!r.note.empty()) std::cerr << "ktune: note: " << db::config_key(r.eval.config) << ": " << r.note << '\n';
   }
   return report.any_ok() ? 0 : 1;
+}
+
+// How each configuration is measured: cache, racing, energy, the objective,
+// counters afterwards, warm-up and time limits.
+void add_measure_options(CLI::App* sub, TuneOptions* o) {
+  sub->add_flag("--cold", o->cold, "flush the L2 cache before every sample");
+  sub->add_flag("--no-racing", o->no_racing,
+                "sample every configuration fully (default: one whose first 3 samples all lie over 1.2 x the best "
+                "median so far stops sampling, stored as stopped_early)");
+  sub->add_option("--energy", o->energy_ms,
+                  "also measure each configuration's energy per launch (NVML) over about MS ms of back-to-back "
+                  "launches; --energy alone: 1000 ms (off by default; on without the option where the objective is "
+                  "energy or a metric uses energy_j)")
+      ->expected(0, 1)
+      ->default_str("1000")
+      ->type_name("[MS]");
+  sub->add_option("--objective", o->objective,
+                  "rank by this instead of the spec's objective: time, energy (J per launch, measured with --energy) "
+                  "or a metric of the spec");
+  sub->add_option("--profile-top", o->profile_top,
+                  "after the run, hardware counters and roofline position of the N best (as `ktune profile`)");
+  sub->add_option("--warmup", o->warmup_ms, "milliseconds of launches before every configuration's timed samples (default: 20 for the first and after the GPU idled 250 ms, 2 while it is kept busy)");
+  sub->add_option("--timeout", o->timeout_s,
+                  "seconds a launch batch may take before the kernel counts as hung "
+                  "(default: from the best time so far, at least 1 s; 10 s before any timing)");
+  sub->add_option("--compile-timeout", o->compile_timeout,
+                  "a configuration whose compile takes longer fails (compile_error) and the run goes on (default 300s)");
 }
 
 }  // namespace
@@ -304,28 +349,7 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
                 "measures its spares, compiled already: the rest of its short lists and random picks; each is an "
                 "evaluation)");
   sub->add_flag("--force", o->force, "measure again what the database already holds");
-  sub->add_flag("--cold", o->cold, "flush the L2 cache before every sample");
-  sub->add_flag("--no-racing", o->no_racing,
-                "sample every configuration fully (default: one whose first 3 samples all lie over 1.2 x the best "
-                "median so far stops sampling, stored as stopped_early)");
-  sub->add_option("--energy", o->energy_ms,
-                  "also measure each configuration's energy per launch (NVML) over about MS ms of back-to-back "
-                  "launches; --energy alone: 1000 ms (off by default; on without the option where the objective is "
-                  "energy or a metric uses energy_j)")
-      ->expected(0, 1)
-      ->default_str("1000")
-      ->type_name("[MS]");
-  sub->add_option("--objective", o->objective,
-                  "rank by this instead of the spec's objective: time, energy (J per launch, measured with --energy) "
-                  "or a metric of the spec");
-  sub->add_option("--profile-top", o->profile_top,
-                  "after the run, hardware counters and roofline position of the N best (as `ktune profile`)");
-  sub->add_option("--warmup", o->warmup_ms, "milliseconds of launches before every configuration's timed samples (default: 20 for the first and after the GPU idled 250 ms, 2 while it is kept busy)");
-  sub->add_option("--timeout", o->timeout_s,
-                  "seconds a launch batch may take before the kernel counts as hung "
-                  "(default: from the best time so far, at least 1 s; 10 s before any timing)");
-  sub->add_option("--compile-timeout", o->compile_timeout,
-                  "a configuration whose compile takes longer fails (compile_error) and the run goes on (default 300s)");
+  add_measure_options(sub, o.get());
   sub->add_option("--batch", o->batch, "configurations per strategy proposal (default: 64 for brute_force and random_sample, per worker with --gpus or --workers; else 8; the same in replay)");
   sub->add_option("--top", o->top, "rows in the final table; with --configs-from, also how many configurations")
       ->capture_default_str()

@@ -1,8 +1,6 @@
 #include "tuner/compile/compiler.h"
 
 #include <nvrtc.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cctype>
 #include <chrono>
@@ -12,6 +10,7 @@
 #include <sstream>
 
 #include "ktune/error.h"
+#include "tuner/compile/compile_parts.h"
 #include "tuner/compile/hip_headers.h"
 #include "tuner/compile/std_headers.h"
 #include "tuner/base/sha256.h"
@@ -22,6 +21,7 @@
 
 namespace ktune {
 namespace fs = std::filesystem;
+using namespace compile_detail;
 namespace {
 
 bool has_word(std::string_view text, std::string_view word) {
@@ -65,108 +65,10 @@ std::string header_clash_hint(const std::string& log, const CompileRequest& requ
          "): rename the tunable parameter in the spec and the kernel";
 }
 
-// Bump when the meaning of a cache entry changes (fields, options ktune adds).
-constexpr std::string_view kKeySchema = "ktune-compile-key 1";
 constexpr std::string_view kSameCodeKeySchema = "ktune-same-code-key 1";
 // The longest a compile waits for another process's compile of the same code
 // (whose claim also ends when that process dies).
 constexpr double kSameCodeWaitS = 600;
-constexpr std::string_view kPtxasVerbose = "--ptxas-options=-v";
-
-std::optional<std::string> slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct IncludeDirective {
-  std::string name;
-  bool quoted = false;  // "x.h" (searched from the including file's folder first) vs <x.h>
-};
-
-// #include directives of a file, whatever #if surrounds them: hashing a header
-// that is not compiled in only costs a spurious miss, never a wrong hit.
-std::vector<IncludeDirective> include_directives(std::string_view text) {
-  std::vector<IncludeDirective> out;
-  while (!text.empty()) {
-    std::string_view line = text.substr(0, text.find('\n'));
-    text.remove_prefix(std::min(text.size(), line.size() + 1));
-    std::size_t at = line.find_first_not_of(" \t");
-    if (at == std::string_view::npos || line[at] != '#') continue;
-    at = line.find_first_not_of(" \t", at + 1);
-    if (at == std::string_view::npos || line.substr(at, 7) != "include") continue;
-    at = line.find_first_not_of(" \t", at + 7);
-    if (at == std::string_view::npos || (line[at] != '"' && line[at] != '<')) continue;
-    char close = line[at] == '"' ? '"' : '>';
-    std::size_t end = line.find(close, at + 1);
-    if (end == std::string_view::npos) continue;
-    out.push_back({std::string(line.substr(at + 1, end - at - 1)), close == '"'});
-  }
-  return out;
-}
-
-// Hashes the headers `text` includes that exist under `including_dir` (quoted
-// includes only) or `search`, recursively, each once. Headers found nowhere
-// there are the toolkit's or NVRTC's own: NVRTC's version stands for them.
-void hash_headers(Sha256& h, std::string_view text, const fs::path& including_dir,
-                  const std::vector<fs::path>& search, std::set<fs::path>& seen) {
-  for (const IncludeDirective& inc : include_directives(text)) {
-    std::vector<fs::path> candidates;
-    if (inc.quoted && !including_dir.empty()) candidates.push_back(including_dir / inc.name);
-    for (const fs::path& dir : search) candidates.push_back(dir / inc.name);
-    for (const fs::path& candidate : candidates) {
-      std::error_code ec;
-      if (!fs::is_regular_file(candidate, ec)) continue;
-      fs::path canonical = fs::weakly_canonical(candidate, ec);
-      if (!seen.insert(canonical).second) break;
-      std::optional<std::string> contents = slurp(candidate);
-      if (!contents) break;
-      h.update_field(inc.name);
-      h.update_field(*contents);
-      hash_headers(h, *contents, candidate.parent_path(), search, seen);
-      break;
-    }
-  }
-}
-
-fs::path source_dir(const CompileRequest& r) {
-  return r.source_path.empty() ? fs::path() : r.source_path.parent_path();
-}
-
-std::vector<fs::path> search_dirs(const CompileRequest& r) {
-  std::vector<fs::path> dirs;
-  if (!source_dir(r).empty()) dirs.push_back(source_dir(r));
-  dirs.insert(dirs.end(), r.include_dirs.begin(), r.include_dirs.end());
-  return dirs;
-}
-
-// Options that decide the output and mean the same on every machine; the
-// include paths are left out so a cache can move between hosts.
-std::vector<std::string> portable_options(const CompileRequest& r) {
-  std::vector<std::string> opts = {"-arch=" + r.arch.name(), "-std=" + r.std};
-  for (const auto& [name, value] : r.defines) opts.push_back("-D" + name + (value.empty() ? "" : "=" + value));
-  bool verbose = false;
-  for (const std::string& o : r.options) {
-    opts.push_back(o);
-    verbose = verbose || o == kPtxasVerbose || o == "-Xptxas=-v";
-  }
-  // ptxas's report is the only source of spill figures.
-  if (!verbose) opts.emplace_back(kPtxasVerbose);
-  return opts;
-}
-
-fs::path default_cuda_include_dir() {
-  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') {
-    return fs::path(home) / "include";
-  }
-  std::string built_with = KTUNE_CUDA_INCLUDE_DIR;
-  fs::path dir = built_with.substr(0, built_with.find(';'));  // CMake may hand over a list
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) dir = "/usr/local/cuda/include";
-  return dir;
-}
 
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -193,17 +95,6 @@ std::string program_log(nvrtcProgram prog) {
   return log;
 }
 
-// Every header ktune hands NVRTC in memory: its stand-ins for the C++
-// standard headers, then HIP's kernel-language header.
-const std::vector<std::pair<std::string_view, std::string_view>>& nvrtc_headers() {
-  static const auto all = [] {
-    std::vector<std::pair<std::string_view, std::string_view>> v = nvrtc_std_headers();
-    v.insert(v.end(), hip_headers().begin(), hip_headers().end());
-    return v;
-  }();
-  return all;
-}
-
 // A program for the request's source and name expression, with ktune's
 // in-memory headers.
 nvrtcResult create_program(Program& prog, const CompileRequest& request, const std::string& source) {
@@ -224,12 +115,68 @@ nvrtcResult create_program(Program& prog, const CompileRequest& request, const s
   return rc;
 }
 
+}  // namespace
+
+namespace compile_detail {
+
+std::optional<std::string> slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path source_dir(const CompileRequest& r) {
+  return r.source_path.empty() ? fs::path() : r.source_path.parent_path();
+}
+
+std::vector<fs::path> search_dirs(const CompileRequest& r) {
+  std::vector<fs::path> dirs;
+  if (!source_dir(r).empty()) dirs.push_back(source_dir(r));
+  dirs.insert(dirs.end(), r.include_dirs.begin(), r.include_dirs.end());
+  return dirs;
+}
+
+std::vector<std::string> portable_options(const CompileRequest& r) {
+  std::vector<std::string> opts = {"-arch=" + r.arch.name(), "-std=" + r.std};
+  for (const auto& [name, value] : r.defines) opts.push_back("-D" + name + (value.empty() ? "" : "=" + value));
+  bool verbose = false;
+  for (const std::string& o : r.options) {
+    opts.push_back(o);
+    verbose = verbose || o == kPtxasVerbose || o == "-Xptxas=-v";
+  }
+  // ptxas's report is the only source of spill figures.
+  if (!verbose) opts.emplace_back(kPtxasVerbose);
+  return opts;
+}
+
+fs::path default_cuda_include_dir() {
+  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') {
+    return fs::path(home) / "include";
+  }
+  std::string built_with = KTUNE_CUDA_INCLUDE_DIR;
+  fs::path dir = built_with.substr(0, built_with.find(';'));  // CMake may hand over a list
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) dir = "/usr/local/cuda/include";
+  return dir;
+}
+
+const std::vector<std::pair<std::string_view, std::string_view>>& nvrtc_headers() {
+  static const auto all = [] {
+    std::vector<std::pair<std::string_view, std::string_view>> v = nvrtc_std_headers();
+    v.insert(v.end(), hip_headers().begin(), hip_headers().end());
+    return v;
+  }();
+  return all;
+}
+
 void append_line(std::string& log, const std::string& line) {
   if (!log.empty() && log.back() != '\n') log += '\n';
   log += line + '\n';
 }
 
-}  // namespace
+}  // namespace compile_detail
 
 std::string CompileRequest::name_expression() const {
   if (template_args.empty()) return kernel_name;
@@ -244,79 +191,6 @@ std::string CompileResult::error_line() const {
   size_t start = log.rfind('\n', at);
   start = start == std::string::npos ? 0 : start + 1;
   return log.substr(start, log.find('\n', start) - start);
-}
-
-namespace {
-
-fs::path find_nvcc(const fs::path& cuda_include_dir) {
-  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') return fs::path(home) / "bin" / "nvcc";
-  std::error_code ec;
-  if (fs::path beside = cuda_include_dir.parent_path() / "bin" / "nvcc"; fs::exists(beside, ec)) return beside;
-  return "nvcc";
-}
-
-std::string shell_quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-// Runs a command line; its stdout and stderr end up in *output. The exit status.
-int run_command(const std::string& command, const fs::path& output_file, std::string* output) {
-  const int rc = std::system((command + " > " + shell_quoted(output_file.string()) + " 2>&1").c_str());
-  *output = slurp(output_file).value_or("");
-  return rc;
-}
-
-std::string nvcc_version() {
-  static const std::string version = [] {
-    const fs::path out = fs::temp_directory_path() / ("ktune-nvcc-version-" + std::to_string(::getpid()));
-    std::string text;
-    run_command(shell_quoted(find_nvcc(default_cuda_include_dir()).string()) + " --version", out, &text);
-    std::error_code ec;
-    fs::remove(out, ec);
-    const size_t at = text.find("release ");
-    return at == std::string::npos ? std::string("unknown") : text.substr(at, text.find('\n', at) - at);
-  }();
-  return version;
-}
-
-// The Itanium-mangled prefix of a function's name: _Z9block_sum for
-// block_sum, _ZN2ns4kernE for ns::kern (its parameter types follow).
-std::string mangled_prefix(const std::string& name) {
-  std::vector<std::string> parts;
-  for (size_t at = 0; at <= name.size();) {
-    const size_t sep = std::min(name.find("::", at), name.size());
-    parts.push_back(name.substr(at, sep - at));
-    at = sep + 2;
-  }
-  std::string out = parts.size() == 1 ? "_Z" : "_ZN";
-  for (const std::string& p : parts) out += std::to_string(p.size()) + p;
-  return parts.size() == 1 ? out : out + "E";
-}
-
-}  // namespace
-
-std::string compile_cache_key(const CompileRequest& request, const std::string& source) {
-  Sha256 h;
-  h.update_field(kKeySchema);
-  h.update_field(Compiler::nvrtc_version());
-  h.update_field(request.name_expression());
-  std::vector<std::string> opts = portable_options(request);
-  h.update_field(std::to_string(opts.size()));
-  for (const std::string& o : opts) h.update_field(o);
-  h.update_field(source);
-  if (request.compiler != "nvrtc") {  // NVRTC's keys stay as they were
-    h.update_field(request.compiler);
-    h.update_field(nvcc_version());
-  }
-  for (const auto& [include, text] : nvrtc_headers()) {
-    h.update_field(std::string(include));
-    h.update_field(std::string(text));
-  }
-  std::set<fs::path> seen;
-  hash_headers(h, source, source_dir(request), search_dirs(request), seen);
-  return Sha256::hex(h.digest());
 }
 
 Compiler::Compiler(CompilerOptions options)
@@ -585,67 +459,6 @@ CompileResult Compiler::with_resources(CompileResult r) {
   r.resources = *res;
   r.ok = true;
   return r;
-}
-
-fs::path Compiler::nvcc_path() const { return find_nvcc(cuda_include_dir_); }
-
-// nvcc -cubin in a scratch folder, with the options NVRTC would get (the
-// source's folder and its include path, the defines, the arch and standard).
-CompileResult Compiler::compile_with_nvcc(const CompileRequest& request, const std::string& source,
-                                          bool* cacheable) const {
-  CompileResult r;
-  *cacheable = true;
-  if (!request.template_args.empty()) {
-    r.log = "ktune: kernel.template_args need NVRTC's name expressions; with compiler nvcc pass the parameters "
-            "as -D defines (leave template_args out)\n";
-    return r;
-  }
-  std::string dir_template = (fs::temp_directory_path() / "ktune-nvcc-XXXXXX").string();
-  if (!::mkdtemp(dir_template.data())) {
-    r.log = "ktune: cannot make a scratch folder for nvcc\n";
-    *cacheable = false;
-    return r;
-  }
-  const fs::path dir = dir_template;
-  const std::string name = request.source_path.empty() ? "kernel.cu" : request.source_path.filename().string();
-  { std::ofstream(dir / name, std::ios::binary) << source; }
-  // HIP's kernel-language header as NVRTC gets it, searched after the
-  // kernel's own folders (a header of its own comes first); ktune's
-  // stand-ins for the standard headers are NVRTC's alone: nvcc has the real
-  // ones.
-  const fs::path hip_dir = dir / "hip-include";
-  for (const auto& [include, text] : hip_headers()) {
-    fs::create_directories((hip_dir / include).parent_path());
-    std::ofstream(hip_dir / include, std::ios::binary) << text;
-  }
-  std::string command = shell_quoted(nvcc_path().string()) + " -cubin";
-  for (const std::string& o : portable_options(request)) command += " " + shell_quoted(o);
-  for (const fs::path& d : search_dirs(request)) command += " " + shell_quoted("-I" + d.string());
-  command += " " + shell_quoted("-I" + hip_dir.string());
-  // CUDA whatever the file is called (the hub's dedispersion.cu.hip): nvcc
-  // goes by the extension otherwise and refuses one it does not know.
-  command += " -x cu -o " + shell_quoted((dir / "k.cubin").string()) + " " + shell_quoted((dir / name).string());
-  const int rc = run_command(command, dir / "log.txt", &r.log);
-  std::optional<std::string> cubin = rc == 0 ? slurp(dir / "k.cubin") : std::nullopt;
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  if (!cubin) {
-    append_line(r.log, "nvcc: exit status " + std::to_string(rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : rc));
-    if (rc == -1 || (WIFEXITED(rc) && WEXITSTATUS(rc) == 127)) *cacheable = false;  // no nvcc here: not the code's fault
-    return r;
-  }
-  r.cubin = std::move(*cubin);
-  // extern "C" kernels keep their name; a C++ one is found by its mangled
-  // prefix (nvcc has no name expressions).
-  const std::string mangled = mangled_prefix(request.kernel_name);
-  for (const std::string& k : cubin_kernel_names(r.cubin))
-    if (k == request.kernel_name || (r.lowered_name != request.kernel_name && k.rfind(mangled, 0) == 0))
-      r.lowered_name = k;
-  if (r.lowered_name.empty()) {
-    append_line(r.log, "ktune: nvcc's cubin has no kernel '" + request.kernel_name + "'");
-    return r;
-  }
-  return with_resources(std::move(r));
 }
 
 }  // namespace ktune

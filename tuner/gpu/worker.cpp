@@ -46,6 +46,10 @@ class Session {
  private:
   void progress(int launches) { send_message(fd_, MessageType::Progress, encode_progress(launches)); }
   void execute(const Job& job, Result& r);
+  // Why a launch of `fn` with geometry `g` cannot run on this device ("" where
+  // it can): its resources go to `r`, and where it fits, the function's limits
+  // are raised for `g` and its occupancy filled in.
+  std::string fit_launch(CUfunction fn, const LaunchGeometry& g, Result& r);
   void profile(const Job& job, CUfunction fn, ArgumentSet& args, Result& r);
   CUfunction load(const Job& job);
   ArgumentSet& arguments(const Job& job);
@@ -228,6 +232,20 @@ ArgumentSet& Session::arguments(const Job& job) {
   return *args_;
 }
 
+std::string Session::fit_launch(CUfunction fn, const LaunchGeometry& g, Result& r) {
+  r.resources = query_resources(*api_, fn);
+  std::string why = check_geometry(device_, r.resources, g);
+  if (why.empty()) {
+    try {
+      prepare_function(*api_, fn, g, r.resources);
+    } catch (const CudaError& e) {
+      why = e.message();
+    }
+  }
+  if (why.empty()) fill_occupancy(*api_, fn, device_, g, r.resources);
+  return why;
+}
+
 void Session::execute(const Job& job, Result& r) {
   progress(0);
   NvtxRange range(job.label);
@@ -241,21 +259,11 @@ void Session::execute(const Job& job, Result& r) {
   };
   CUfunction fn = load(job);
   const LaunchGeometry& g = job.geometry;
-  r.resources = query_resources(*api_, fn);
-  std::string why = check_geometry(device_, r.resources, g);
-  if (why.empty()) {
-    try {
-      prepare_function(*api_, fn, g, r.resources);
-    } catch (const CudaError& e) {
-      why = e.message();
-    }
-  }
-  if (!why.empty()) {
+  if (std::string why = fit_launch(fn, g, r); !why.empty()) {
     r.status = Status::Invalid;
     r.reason = why;
     return;
   }
-  fill_occupancy(*api_, fn, device_, g, r.resources);
   r.load_ms = lap();
   ArgumentSet& args = arguments(job);
   // Each configuration's module has its own __constant__ arrays: fill them.

@@ -1,20 +1,14 @@
 #include "tuner/tune/gpu_evaluator.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <future>
 #include <span>
 #include <unordered_map>
 
 #include "db/interchange/interchange.h"
 #include "ktune/error.h"
-#include "tuner/gpu/counters.h"
 #include "tuner/gpu/fill_device.h"
 #include "tuner/gpu/verify_device.h"
 #include "tuner/tune/kernel_build.h"
@@ -22,78 +16,10 @@
 
 namespace ktune {
 
-struct GpuEvaluator::Compiled {
-  std::optional<Launch> launch;
-  std::string launch_error;
-  CompileResult result;
-};
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-template <typename T>
-void append(std::string& out, T v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-
-// A Generator fill is evaluated here, element by element, into a raw file the
-// engine reads like any File fill (the engine knows no expressions).
-std::string generate_file(const Argument& a) {
-  std::string bytes;
-  for (int64_t i = 0; i < a.size; ++i) {
-    const Value index(i);
-    const Value v = a.fill.generator_code.eval(std::span<const Value>(&index, 1));
-    const double d = v.as_float();
-    switch (a.type) {
-      case ElemType::F32: append(bytes, static_cast<float>(d)); break;
-      case ElemType::F64: append(bytes, d); break;
-      case ElemType::I32: append(bytes, static_cast<int32_t>(v.as_int())); break;
-      case ElemType::U32: append(bytes, static_cast<uint32_t>(v.as_int())); break;
-      case ElemType::I64: append(bytes, static_cast<int64_t>(v.as_int())); break;
-      default:
-        throw Error::bad_input("argument '" + a.name + "': generator fills support float, double and 32/64-bit ints",
-                               a.where);
-    }
-  }
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("ktune-gen-" + std::to_string(getpid()) + "-" + a.name + ".bin");
-  db::write_text_file(path.string(), bytes);
-  return path.string();
-}
-
-// `spec`: where a copy finds the argument it copies. A copy of a random or
-// randn fill takes that argument's seed, named or derived from its name.
-gpu::Fill engine_fill(const Argument& a, const Spec& spec) {
-  const ArgFill& f = a.fill;
-  switch (f.kind) {
-    case ArgFill::Kind::Copy:
-      for (const Argument& src : spec.arguments)
-        if (src.name == f.copy_of && src.fill.kind != ArgFill::Kind::Copy) {
-          gpu::Fill c = engine_fill(src, spec);
-          if (!c.seed) c.seed = gpu::random_seed(gpu::ArgSpec::buffer(src.name, src.type, 1, c));
-          return c;
-        }
-      throw Error::bad_input("argument '" + a.name + "': fill: copy of '" + f.copy_of + "', which is not a buffer",
-                             a.where);
-    case ArgFill::Kind::Normal: return gpu::Fill::normal(f.seed, f.mean, f.stddev);
-    case ArgFill::Kind::Zeros: return gpu::Fill::zeros();
-    case ArgFill::Kind::Constant: return gpu::Fill::constant(f.value.as_float());
-    case ArgFill::Kind::Sequence: return gpu::Fill::sequence(f.start, f.step);
-    case ArgFill::Kind::File: return gpu::Fill::file(f.path);
-    case ArgFill::Kind::Generator: return gpu::Fill::file(generate_file(a));
-    case ArgFill::Kind::Random: {
-      gpu::Fill r;
-      r.kind = gpu::FillKind::Random;
-      r.seed = f.seed;
-      r.lo = f.lo;
-      r.hi = f.hi;
-      return r;
-    }
-  }
-  return gpu::Fill::zeros();
-}
 
 // Whatever a batch leaves in the compile pool when it ends early (Ctrl-C, a
 // broken engine) is dropped, not compiled for nobody. Only this batch's
@@ -105,26 +31,6 @@ struct CancelOnExit {
 };
 
 }  // namespace
-
-std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec) {
-  std::vector<gpu::ArgSpec> out;
-  for (const Argument& a : spec.arguments) {
-    const ElemType t = a.type;
-    if (a.constant_memory) {
-      out.push_back(gpu::ArgSpec::constant(a.name, t, static_cast<uint64_t>(a.size), engine_fill(a, spec)));
-      if (!a.passed_too) continue;
-    }
-    if (!a.pointer) {
-      out.push_back(is_float(a.type) ? gpu::ArgSpec::scalar(a.name, t, a.value.as_float())
-                                               : gpu::ArgSpec::scalar_int(a.name, t, a.value.as_int()));
-      continue;
-    }
-    gpu::ArgSpec s = gpu::ArgSpec::buffer(a.name, t, static_cast<uint64_t>(a.size), engine_fill(a, spec), a.output);
-    s.read_write = a.read_write;
-    out.push_back(std::move(s));
-  }
-  return out;
-}
 
 GpuEvaluator::GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options) : spec_(&spec), options_(options) {
   spec.require_runnable();  // before the GPU is started and anything is measured
@@ -273,11 +179,9 @@ gpu::Job GpuEvaluator::make_job(const std::vector<Value>& config, const Compiled
   return job;
 }
 
-namespace {
-
 // NVML's view of the device while the job ran; with an energy window its
 // average power replaces the one reading taken after the samples.
-void take_device_state(const gpu::Result& r, db::Evaluation& e) {
+void GpuEvaluator::take_device_state(const gpu::Result& r, db::Evaluation& e) {
   if (!r.sensors.valid) return;
   e.sm_clock_mhz = r.sensors.sm_clock_mhz;
   e.temperature_c = r.sensors.temperature_c;
@@ -288,8 +192,6 @@ void take_device_state(const gpu::Result& r, db::Evaluation& e) {
     e.power_w = r.timing.power_w;
   }
 }
-
-}  // namespace
 
 gpu::Result GpuEvaluator::run_job(gpu::Job job, bool race) {
   if (race && options_.racing && job.measure && best_median_ms_ > 0) {
@@ -548,184 +450,6 @@ std::vector<GpuEvaluator::Compiled> GpuEvaluator::compile_all(std::span<const st
     if (tickets[i]) compiled[i].result = pool_->take(*tickets[i]);
   untaken.clear();
   return compiled;
-}
-
-GpuEvaluator::Ran GpuEvaluator::run_once(const std::vector<Value>& config, bool all_buffers) {
-  Ran out;
-  db::Evaluation& e = out.eval;
-  e.config = config;
-  e.timestamp = db::now_iso8601();
-  const std::vector<Compiled> compiled = compile_all(std::span<const std::vector<Value>>(&config, 1));
-  out.cache_hit = compiled[0].result.cache_hit;
-  if (!take_compile(compiled[0], e)) return out;
-  // The job tuning would run, less the timing: the same arguments, fills,
-  // tolerances and launch, through the worker's verified run.
-  gpu::Job job = make_job(config, compiled[0]);
-  job.measure = false;
-  job.capture_outputs = true;
-  job.capture_every_buffer = all_buffers;
-  out.verified = job.verify;
-  gpu::Result r = run_job(std::move(job), false);
-  e.status = r.status;
-  e.reason = r.reason;
-  e.load_ms = r.load_ms;
-  if (r.verify_ms > 0) e.verify_ms = r.verify_ms;
-  if (r.resources.registers) {
-    e.registers = r.resources.registers;
-    e.occupancy = r.resources.occupancy;
-  }
-  out.mismatch = std::move(r.mismatch);
-  out.buffers = std::move(r.outputs);
-  return out;
-}
-
-std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>> configs, int rounds) {
-  // Measured before, so these are cache hits, answered by the pool at once.
-  const std::vector<Compiled> compiled = compile_all(configs);
-  std::vector<Measured> out(configs.size());
-  std::vector<std::vector<double>> medians(configs.size()), energies(configs.size());
-  for (size_t i = 0; i < configs.size(); ++i) {
-    db::Evaluation& e = out[i].eval;
-    e.config = configs[i];
-    e.timestamp = db::now_iso8601();
-    if (!compiled[i].launch || !compiled[i].result.ok) {
-      e.status = compiled[i].launch ? db::Status::CompileError : db::Status::Invalid;
-      e.reason = "re-measure: " + (compiled[i].launch ? compiled[i].result.error_line() : compiled[i].launch_error);
-    }
-  }
-  for (int round = 0; round < rounds; ++round)
-    for (size_t i = 0; i < configs.size(); ++i) {
-      db::Evaluation& e = out[i].eval;
-      if (e.status != db::Status::Ok) continue;
-      gpu::Job job = make_job(configs[i], compiled[i]);
-      job.verify = false;
-      job.capture_outputs = false;
-      const gpu::Result r = run_job(std::move(job), false);
-      if (r.interrupted) throw Cancelled{};
-      if (r.status != gpu::Status::Ok) {
-        e.status = r.status;
-        e.reason = "re-measure: " + r.reason;
-        continue;
-      }
-      medians[i].push_back(r.timing.median_ms);
-      e.benchmark_ms = e.benchmark_ms.value_or(0) + r.benchmark_ms;
-      e.load_ms = e.load_ms.value_or(0) + r.load_ms;
-      e.registers = r.resources.registers;
-      e.occupancy = r.resources.occupancy;
-      take_device_state(r, e);
-      if (r.timing.energy_j > 0) energies[i].push_back(r.timing.energy_j);
-    }
-  for (size_t i = 0; i < configs.size(); ++i) {
-    db::Evaluation& e = out[i].eval;
-    if (e.status != db::Status::Ok) continue;
-    e.samples = medians[i];
-    std::vector<double> sorted = medians[i];
-    std::sort(sorted.begin(), sorted.end());
-    e.time_ms = sorted[sorted.size() / 2];
-    e.complete_stats();
-    e.reason = "re-measured: median of " + std::to_string(rounds) + " interleaved rounds";
-    if (!energies[i].empty()) {
-      std::sort(energies[i].begin(), energies[i].end());
-      e.energy_j = energies[i][energies[i].size() / 2];
-    }
-    const auto metrics = spec_->evaluate_metrics(configs[i], *e.time_ms, e.energy_j);
-    for (size_t m = 0; m < metrics.size(); ++m)
-      if (metrics[m]) e.metrics[spec_->metrics[m].name] = *metrics[m];
-    out[i].cost_s = (e.benchmark_ms.value_or(0) + e.load_ms.value_or(0)) / 1000.0;
-  }
-  return out;
-}
-
-std::vector<Measured> GpuEvaluator::profile(std::span<const std::vector<Value>> configs,
-                                            const std::vector<std::string>& metrics) {
-  const std::vector<Compiled> compiled = compile_all(configs);
-  std::vector<Measured> out(configs.size());
-  for (size_t i = 0; i < configs.size(); ++i) {
-    db::Evaluation& e = out[i].eval;
-    e.config = configs[i];
-    e.timestamp = db::now_iso8601();
-    if (!compiled[i].launch || !compiled[i].result.ok) {
-      e.status = compiled[i].launch ? db::Status::CompileError : db::Status::Invalid;
-      e.reason = "profile: " + (compiled[i].launch ? compiled[i].result.error_line() : compiled[i].launch_error);
-      continue;
-    }
-    gpu::Job job = make_job(configs[i], compiled[i]);
-    job.verify = false;
-    job.capture_outputs = false;
-    job.measure = false;
-    job.profile = true;
-    job.metrics = metrics;
-    const gpu::Result r = run_job(std::move(job), false);
-    if (r.interrupted) throw Cancelled{};
-    e.status = r.status;
-    e.reason = r.status == db::Status::Ok ? r.counters_note : "profile: " + r.reason;
-    gpu::counters_to_evaluation(r.counter_metrics, r.counter_values, e);
-    out[i].cost_s = r.wall_ms / 1000.0;
-  }
-  return out;
-}
-
-namespace {
-
-// The roofline's two roofs, measured with kernels of ktune's own: a float4
-// copy (bytes read plus written, as bench/gpu/limits counts them) and FP32
-// FMAs in eight independent chains per thread, b and c run-time values so
-// that nothing folds.
-constexpr const char* kLimitsSource = R"cuda(
-extern "C" __global__ void ktune_copy(const float4* __restrict__ in, float4* __restrict__ out, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = in[i];
-}
-extern "C" __global__ void ktune_fma(float* out, float b, float c, int iters) {
-  float a[8];
-  for (int k = 0; k < 8; ++k) a[k] = threadIdx.x + k;
-  for (int i = 0; i < iters; ++i)
-#pragma unroll
-    for (int k = 0; k < 8; ++k) a[k] = fmaf(a[k], b, c);
-  float s = 0;
-  for (int k = 0; k < 8; ++k) s += a[k];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
-}
-)cuda";
-
-}  // namespace
-
-db::DeviceInfo GpuEvaluator::measure_limits() {
-  db::DeviceInfo info = device();
-  const gpu::DeviceProperties& d = engine_->device();
-  auto run = [&](const char* name, gpu::LaunchGeometry g, std::vector<gpu::ArgSpec> args) {
-    CompileRequest request;
-    request.source = kLimitsSource;
-    request.kernel_name = name;
-    request.arch = arch_;
-    const CompileResult c = pool_->take(pool_->submit(std::move(request)));
-    if (!c.ok) throw Error::failed(std::string("the limits kernel ") + name + " does not compile:\n" + c.log);
-    gpu::Job job;
-    job.label = name;
-    job.cubin.assign(c.cubin.begin(), c.cubin.end());
-    job.kernel_name = c.lowered_name;
-    job.geometry = g;
-    job.args = std::move(args);
-    job.measure_options.warmup_ms = 100;  // clocks up before the roof is taken
-    const gpu::Result r = engine_->run(job);
-    if (r.status != gpu::Status::Ok) throw Error::failed(std::string("the limits kernel ") + name + " failed: " + r.reason);
-    return r.timing.median_ms;
-  };
-  // 512 MiB each way (less on a small GPU): far beyond any L2.
-  const int n = static_cast<int>(std::min<uint64_t>(uint64_t{1} << 25, d.total_memory / 8 / 16));
-  const double copy_ms = run("ktune_copy", {{uint32_t((n + 255) / 256), 1, 1}, {256, 1, 1}, 0},
-                             {gpu::ArgSpec::buffer("in", ElemType::F32, uint64_t(n) * 4, gpu::Fill::constant(1)),
-                              gpu::ArgSpec::buffer("out", ElemType::F32, uint64_t(n) * 4, gpu::Fill::zeros()),
-                              gpu::ArgSpec::scalar_int("n", ElemType::I32, n)});
-  info.copy_gbs = 2.0 * n * 16 / (copy_ms * 1e6);
-  const uint32_t blocks = static_cast<uint32_t>(std::max(d.sm_count, 1) * 8), threads = 256;
-  const int iters = 4096;
-  const double fma_ms = run("ktune_fma", {{blocks, 1, 1}, {threads, 1, 1}, 0},
-                            {gpu::ArgSpec::buffer("out", ElemType::F32, uint64_t(blocks) * threads, gpu::Fill::zeros()),
-                             gpu::ArgSpec::scalar("b", ElemType::F32, 0.999), gpu::ArgSpec::scalar("c", ElemType::F32, 0.5),
-                             gpu::ArgSpec::scalar_int("iters", ElemType::I32, iters)});
-  info.fp32_gflops = double(blocks) * threads * iters * 8 * 2 / (fma_ms * 1e6);
-  return info;
 }
 
 }  // namespace ktune

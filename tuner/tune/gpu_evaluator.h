@@ -7,7 +7,9 @@
 // verification compares against: the reference kernel's outputs, a file, or
 // (first_valid) the outputs of the first configuration that runs. Geometry
 // over a limit, compile errors, crashes, hangs and wrong answers all come back
-// as a db::Evaluation with a status and a reason.
+// as a db::Evaluation with a status and a reason. Its work on a few chosen
+// configurations outside the batches (run_once, remeasure, profile,
+// measure_limits) is in gpu_chosen.cpp.
 #pragma once
 
 #include <atomic>
@@ -124,6 +126,8 @@ class GpuEvaluator : public ConfigEvaluator {
   // Returns whether it can run.
   static bool take_compile(const Compiled& compiled, db::Evaluation& e);
   gpu::Job make_job(const std::vector<Value>& config, const Compiled& compiled) const;
+  // NVML's view of the device while the job ran, in `e`.
+  static void take_device_state(const gpu::Result& r, db::Evaluation& e);
   // The engine's answer to `job`, with the warm-up chosen by how long the GPU has been idle.
   gpu::Result run_job(gpu::Job job, bool race = true);
   // The expected outputs (a reference kernel's or a file's); `own` are the
@@ -149,8 +153,12 @@ class GpuEvaluator : public ConfigEvaluator {
   std::optional<std::chrono::steady_clock::time_point> gpu_idle_since_;  // end of the last job
 };
 
-// The engine's description of the spec's kernel arguments. Throws
-// Error::bad_input for an argument the engine cannot provide.
-std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec);
+// A configuration made ready for the GPU: its launch (or why it has none)
+// and its compile.
+struct GpuEvaluator::Compiled {
+  std::optional<Launch> launch;
+  std::string launch_error;
+  CompileResult result;
+};
 
 }  // namespace ktune

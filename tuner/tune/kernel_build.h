@@ -3,6 +3,7 @@
 // arch and the launch shape the occupancy figure needs. Shared by `ktune
 // compile`, the tuning loop and the reference-kernel build, so all three
 // compile a configuration identically (and hit the same cubin cache entries).
+// Beside it, the arguments the kernel runs with, as the GPU engine takes them.
 #pragma once
 
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "search/expr/value.h"
 #include "tuner/compile/compiler.h"
+#include "tuner/gpu/args.h"
 #include "tuner/spec/spec.h"
 
 namespace ktune {
@@ -37,5 +39,11 @@ CompileRequest make_reference_request(const Spec& spec, const std::vector<Value>
 // (each value must be one of the parameter's listed values, compared as
 // Python's str()). Throws Error::bad_input naming the problem.
 std::vector<Value> parse_config_option(const Spec& spec, const std::string& text);
+
+// The engine's description of the spec's kernel arguments: scalars, buffers
+// and __constant__ arrays with their fills (a generator fill evaluated here
+// into a file the engine reads). Throws Error::bad_input for an argument the
+// engine cannot provide.
+std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec);
 
 }  // namespace ktune

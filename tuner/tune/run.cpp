@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 
 #include "ktune/error.h"
 #include "search/registry.h"
@@ -39,6 +40,112 @@ std::vector<std::vector<Value>> best_configs(const Spec& spec, const std::vector
   return out;
 }
 
+// The configurations as the evaluator takes them: each one's values.
+std::vector<std::vector<Value>> values_of(const SearchSpace& space, std::span<const Config> configs) {
+  std::vector<std::vector<Value>> values;
+  for (const Config& c : configs) values.push_back(space.values(c));
+  return values;
+}
+
+// What becomes of a measured result: stored, told to the observer, and its
+// objective and cost handed back to the cost layer.
+using Keep = std::function<EvalOutcome(const Measured&)>;
+
+// A run once it is open in the store: what the observer is told first (the
+// run's id among it), the series its results belong to and the strategy.
+struct Opened {
+  RunStart start;
+  db::SeriesIds ids;
+  std::unique_ptr<Strategy> strategy;
+};
+
+// Records the device, kernel, problem size and run in the store, and makes
+// the strategy after the prior it plans its first design from.
+Opened open_run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, const RunOptions& o,
+                StrategyContext& ctx) {
+  Opened opened;
+  RunStart& start = opened.start;
+  db::SeriesIds& ids = opened.ids;
+  start.device = evaluator.device();
+  start.replay = evaluator.replay();
+  start.source = evaluator.source();
+  ids.device_id = store.upsert_device(start.device);
+  ids.kernel_id = store.upsert_kernel(kernel_info(spec));
+  ids.psize_id = store.upsert_problem_size(spec_problem_size(spec));
+  db::RunInfo info;
+  info.strategy = o.listed.empty() ? o.strategy : "configs_from";
+  info.seed = static_cast<int64_t>(ctx.seed);
+  start.workers = evaluator.workers();
+  start.simulated = evaluator.virtual_time().has_value();
+  info.budget = budget_text(o.budget, start.workers);
+  info.host = host_name();
+  info.ktune_version = KTUNE_VERSION;
+  info.replay = start.replay;
+  info.replay_source = start.replay ? start.source : "";
+  // Before the strategy is made: it plans its first design from the prior.
+  if (!o.prior_path.empty()) start.prior = load_prior(spec, o.prior_path, o.prior_device);
+  else if (!o.no_prior && o.listed.empty()) start.prior = prior_from_store(spec, store, ids, start.replay);
+  if (start.prior) ctx.prior = start.prior->observations;
+  opened.strategy = o.listed.empty() ? make_strategy(o.strategy, ctx) : listed_strategy(o.listed);
+  start.run_id = store.begin_run(info);
+  return opened;
+}
+
+// The cost layer's options but for measuring beside the proposals: the
+// batch, the clock of the time budget, a partial recording's bounds (noted
+// in `start`) and the compiles ahead.
+CostOptions cost_options(const RunOptions& o, ConfigEvaluator& evaluator, const SearchSpace& space, RunStart& start) {
+  CostOptions co;
+  co.cancel = o.cancel;
+  // A replay proposes in the same batches as a GPU run, so it searches as the GPU run would.
+  // On several workers a strategy that learns nothing between batches gets
+  // one batch's worth per worker (StrategyInfo::batch_per_worker).
+  co.batch_size = o.batch                ? o.batch
+                  : !o.listed.empty()    ? 64 * start.workers  // nothing to learn between them: keep the compiles ahead
+                  : strategy_info(o.strategy).batch_per_worker
+                      ? strategy_info(o.strategy).preferred_batch * start.workers
+                      : strategy_info(o.strategy).preferred_batch;
+  if (evaluator.virtual_time()) {
+    // Simulated workers: the budget is the wall time the recorded times imply for them.
+    co.clock = [&evaluator] { return *evaluator.virtual_time(); };
+  } else if (!start.replay) {
+    const auto t0 = std::chrono::steady_clock::now();
+    co.clock = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  }
+  // A partial recording (an interrupted cache): the strategy keeps to what it holds.
+  if (std::optional<ConfigEvaluator::RecordedPart> part = evaluator.recorded_part()) {
+    co.recorded = part->holds;
+    co.recorded_count = part->valid;
+    start.partial = {part->valid, space.count_valid()};
+  }
+  // What the strategy expects after each batch compiles behind it (a GPU run's evaluator).
+  co.ahead = [&evaluator, &space](std::span<const Config> next) { evaluator.compile_ahead(values_of(space, next)); };
+  return co;
+}
+
+// The cost layer's spares, measured by the evaluator while the strategy
+// proposes, each result kept as it completes.
+std::function<std::vector<Config>(const CostOptions::Beside&)> measure_beside(ConfigEvaluator& evaluator,
+                                                                              const SearchSpace& space, Keep keep) {
+  return [&evaluator, &space, keep](const CostOptions::Beside& cb) {
+    ConfigEvaluator::Beside b;
+    b.propose = cb.propose;
+    b.time_left = cb.time_left;
+    const std::vector<std::vector<Value>> spare = values_of(space, cb.spare);
+    b.spare = spare;
+    b.wanted = [&](const std::vector<Value>& values) {
+      const std::optional<Config> c = space.config_of(values);
+      return c && cb.wanted(*c);
+    };
+    b.on_measured = [&](const Measured& m) {
+      const std::optional<Config> c = space.config_of(m.eval.config);
+      if (!c) throw Error::failed("internal: a configuration measured beside the proposal is not of the space");
+      return cb.report(*c, keep(m));
+    };
+    return evaluator.beside(b);
+  };
+}
+
 }  // namespace
 
 db::KernelInfo kernel_info(const Spec& spec) {
@@ -62,54 +169,16 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   ctx.features = [&evaluator](std::span<const Config> cs) { return evaluator.features(cs); };
   ctx.options = o.strategy_options;
   ctx.max_fevals = o.budget.max_fevals;
+  Opened opened = open_run(spec, evaluator, store, o, ctx);
+  RunStart& start = opened.start;
+  const db::SeriesIds& ids = opened.ids;
+  const int64_t run_id = start.run_id;
 
-  RunStart start;
-  start.device = evaluator.device();
-  start.replay = evaluator.replay();
-  start.source = evaluator.source();
-  db::SeriesIds ids;
-  ids.device_id = store.upsert_device(start.device);
-  ids.kernel_id = store.upsert_kernel(kernel_info(spec));
-  ids.psize_id = store.upsert_problem_size(spec_problem_size(spec));
-  db::RunInfo info;
-  info.strategy = o.listed.empty() ? o.strategy : "configs_from";
-  info.seed = static_cast<int64_t>(ctx.seed);
-  start.workers = evaluator.workers();
-  start.simulated = evaluator.virtual_time().has_value();
-  info.budget = budget_text(o.budget, start.workers);
-  info.host = host_name();
-  info.ktune_version = KTUNE_VERSION;
-  info.replay = start.replay;
-  info.replay_source = start.replay ? start.source : "";
-  // Before the strategy is made: it plans its first design from the prior.
-  if (!o.prior_path.empty()) start.prior = load_prior(spec, o.prior_path, o.prior_device);
-  else if (!o.no_prior && o.listed.empty()) start.prior = prior_from_store(spec, store, ids, start.replay);
-  if (start.prior) ctx.prior = start.prior->observations;
-  std::unique_ptr<Strategy> strategy = o.listed.empty() ? make_strategy(o.strategy, ctx) : listed_strategy(o.listed);
-  const int64_t run_id = store.begin_run(info);
-  start.run_id = run_id;
-
-  CostOptions co;
-  co.cancel = o.cancel;
-  // A replay proposes in the same batches as a GPU run, so it searches as the GPU run would.
-  // On several workers a strategy that learns nothing between batches gets
-  // one batch's worth per worker (StrategyInfo::batch_per_worker).
-  co.batch_size = o.batch                ? o.batch
-                  : !o.listed.empty()    ? 64 * start.workers  // nothing to learn between them: keep the compiles ahead
-                  : strategy_info(o.strategy).batch_per_worker
-                      ? strategy_info(o.strategy).preferred_batch * start.workers
-                      : strategy_info(o.strategy).preferred_batch;
-  if (evaluator.virtual_time()) {
-    // Simulated workers: the budget is the wall time the recorded times imply for them.
-    co.clock = [&evaluator] { return *evaluator.virtual_time(); };
-  } else if (!start.replay) {
-    const auto t0 = std::chrono::steady_clock::now();
-    co.clock = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  }
+  CostOptions co = cost_options(o, evaluator, space, start);
   std::vector<db::Evaluation> evaluated;  // this run's ok and failed results, for the re-measure
   // Each result is committed as it completes, not when the batch does, and
   // the cost layer says after each whether the batch may go on.
-  auto keep = [&](const Measured& m) {
+  const Keep keep = [&](const Measured& m) {
     if (!m.missing) {
       store.add_evaluation(run_id, ids, m.eval);
       evaluated.push_back(m.eval);
@@ -117,41 +186,11 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
     observer.measured(m);
     return EvalOutcome{objective_of(spec, m.eval), m.cost_s};
   };
-  auto values_of = [&](std::span<const Config> configs) {
-    std::vector<std::vector<Value>> values;
-    for (const Config& c : configs) values.push_back(space.values(c));
-    return values;
-  };
   auto evaluate = [&](std::span<const Config> batch, const CostLayer::Done& done) {
-    evaluator.evaluate(values_of(batch), [&](size_t i, const Measured& m) { return done(i, keep(m)); });
+    evaluator.evaluate(values_of(space, batch), [&](size_t i, const Measured& m) { return done(i, keep(m)); });
   };
   // Measured while the strategy proposes (a GPU run's evaluator, or simulated GPUs).
-  if (o.spares && evaluator.measures_beside())
-    co.beside = [&](const CostOptions::Beside& cb) {
-      ConfigEvaluator::Beside b;
-      b.propose = cb.propose;
-      b.time_left = cb.time_left;
-      const std::vector<std::vector<Value>> spare = values_of(cb.spare);
-      b.spare = spare;
-      b.wanted = [&](const std::vector<Value>& values) {
-        const std::optional<Config> c = space.config_of(values);
-        return c && cb.wanted(*c);
-      };
-      b.on_measured = [&](const Measured& m) {
-        const std::optional<Config> c = space.config_of(m.eval.config);
-        if (!c) throw Error::failed("internal: a configuration measured beside the proposal is not of the space");
-        return cb.report(*c, keep(m));
-      };
-      return evaluator.beside(b);
-    };
-  // A partial recording (an interrupted cache): the strategy keeps to what it holds.
-  if (std::optional<ConfigEvaluator::RecordedPart> part = evaluator.recorded_part()) {
-    co.recorded = part->holds;
-    co.recorded_count = part->valid;
-    start.partial = {part->valid, space.count_valid()};
-  }
-  // What the strategy expects after each batch compiles behind it (a GPU run's evaluator).
-  co.ahead = [&](std::span<const Config> next) { evaluator.compile_ahead(values_of(next)); };
+  if (o.spares && evaluator.measures_beside()) co.beside = measure_beside(evaluator, space, keep);
   CostLayer layer(space, o.budget, CostLayer::EvaluateEach(evaluate), spec.higher_is_better, co);
   std::map<std::string, db::Evaluation> reusable;
   if (!o.force)
@@ -169,7 +208,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   RunOutcome outcome;
   outcome.run_id = run_id;
   try {
-    outcome.result = layer.run(*strategy, [&](const TraceEntry& t) {
+    outcome.result = layer.run(*opened.strategy, [&](const TraceEntry& t) {
       if (t.seeded) {
         const db::Evaluation& e = reusable.at(space.key(t.config));
         evaluated.push_back(e);

@@ -31,6 +31,27 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// A configuration as a JSON object, parameter name to value.
+cli::Json config_json(const Spec& spec, const std::vector<Value>& config) {
+  const auto& params = spec.space().parameters();
+  cli::Json c = cli::Json::object();
+  for (size_t p = 0; p < params.size(); ++p) c[params[p].name] = cli::to_json(config[p]);
+  return c;
+}
+
+// rank_results orders results within each other's noise by occupancy: the
+// rows (1-based pairs among the first `shown`) where that puts a
+// slower-looking row first, or "" where it does not.
+std::string swapped_rows(const Spec& spec, const std::vector<const db::Evaluation*>& r, size_t shown) {
+  std::string swapped;
+  for (size_t i = 1; i < shown; ++i) {
+    const double above = *objective_of(spec, *r[i - 1]), here = *objective_of(spec, *r[i]);
+    if (spec.higher_is_better ? here > above : here < above)
+      swapped += (swapped.empty() ? "" : ", ") + std::to_string(i) + " and " + std::to_string(i + 1);
+  }
+  return swapped;
+}
+
 }  // namespace
 
 TuneReport::TuneReport(const Spec& spec, bool interactive) : spec_(&spec), interactive_(interactive) {}
@@ -120,88 +141,96 @@ void TuneReport::remeasured(const Measured& m) {
 }
 
 void TuneReport::finish(const tune::RunOutcome& outcome, bool json, int top) {
-  const RunResult& result = outcome.result;
-  const int64_t run_id = outcome.run_id;
   if (bar_) bar_->finish();
-  const auto r = rank_results(*spec_, evals_);
-  const auto& params = spec_->space().parameters();
+  const std::vector<const db::Evaluation*> r = rank_results(*spec_, evals_);
   if (json) {
-    cli::Json j = {{"run_id", run_id}, {"kernel", spec_->kernel.name}, {"device", device_.name},
-                   {"replay", replay_}, {"source", source_}, {"stop", stop_reason_name(result.stop)},
-                   {"evaluations", measured_}, {"measured_beside", result.beside}, {"resumed", resumed_},
-                   {"reusable", reusable_},
-                   {"missing_from_data", missing_ + result.not_recorded},
-                   {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_},
-                   {"prior", cli::Json()}};
-    if (outcome.interrupted) {  // beside the stop reason; absent from a run that was not interrupted
-      cli::Json with = cli::Json::object();
-      for (auto& [key, value] : j.items()) {
-        with[key] = std::move(value);
-        if (key == "stop") with["interrupted"] = true;
-      }
-      j = std::move(with);
-    }
-    if (partial_) j["partial_recording"] = {{"recorded", partial_->first}, {"valid", partial_->second}};
-    if (recorded_optimum_ && !r.empty()) {
-      const double best = *objective_of(*spec_, *r[0]);
-      j["recorded_optimum"] = *recorded_optimum_;
-      if (best > 0 && *recorded_optimum_ > 0)
-        j["fraction_of_recorded_optimum"] = share_of_best(*spec_, best, *recorded_optimum_);
-    }
-    j["workers"] = workers_;
-    j["time_split"] = {{"compile_s", split_.compile / 1000}, {"compiled", split_.compiled}, {"gpu_s", split_.gpu() / 1000},
-                       {"load_s", split_.load / 1000},       {"verify_s", split_.verify / 1000},
-                       {"measure_s", split_.measure / 1000}, {"framework_s", split_.framework / 1000},
-                       {"stopped_early", split_.stopped_early}};
-    if (pool_) {
-      // The evaluations' wall (virtual in a replay) and the strategy's real time between batches.
-      const double wall = pool_->wall_s + pool_->between_s;
-      j["parallel"] = {{"busy_s", pool_->busy_s}, {"evaluation_wall_s", pool_->wall_s},
-                       {"strategy_s", replay_ ? pool_->strategy_s : pool_->between_s}, {"wall_s", wall},
-                       {"efficiency", wall > 0 ? pool_->busy_s / (double(workers_) * wall) : 0.0},
-                       {"simulated", replay_}};
-      if (replay_) {
-        j["predicted_wall_s"] = wall;
-        j["parallel"]["compile_s"] = pool_->compile_s;
-        j["parallel"]["compiles"] = pool_->compiles;
-      }
-    }
-    if (prior_)
-      j["prior"] = {{"device", prior_->device},          {"problem_size", prior_->problem_size},
-                    {"source", prior_->source},          {"results", prior_->observations.size()},
-                    {"successful", prior_->successes()}, {"replayed", prior_->replayed}};
-    cli::Json best = cli::Json::array();
-    for (size_t i = 0; i < r.size() && i < static_cast<size_t>(top); ++i) {
-      cli::Json c = cli::Json::object();
-      for (size_t p = 0; p < params.size(); ++p) c[params[p].name] = cli::to_json(r[i]->config[p]);
-      const double value = *objective_of(*spec_, *r[i]), top_value = *objective_of(*spec_, *r[0]);
-      cli::Json row = {{"config", c},
-                       {"time_ms", r[i]->time_ms ? cli::Json(*r[i]->time_ms) : cli::Json()},
-                       {"objective", value},
-                       {"ratio_to_best", value > 0 && top_value > 0 ? cli::Json(share_of_best(*spec_, value, top_value))
-                                                                    : cli::Json()},
-                       {"difference_to_best", value - top_value}};
-      if (!r[i]->metrics.empty()) row["metrics"] = r[i]->metrics;
-      row["samples"] = r[i]->sample_count;
-      if (auto n = noise_of(*r[i])) row["noise"] = *n;
-      if (auto it = confirmed_.find(db::config_key(r[i]->config)); it != confirmed_.end())
-        row["confirmed_time_ms"] = it->second;
-      best.push_back(row);
-    }
-    j["best"] = best;
-    // What the run took from the database instead of measuring (Kernel
-    // Tuner's cache hits): its rows belong to earlier runs.
-    cli::Json reused = cli::Json::array();
-    for (const auto& config : reused_) {
-      cli::Json c = cli::Json::object();
-      for (size_t p = 0; p < params.size(); ++p) c[params[p].name] = cli::to_json(config[p]);
-      reused.push_back(c);
-    }
-    j["reused_configs"] = reused;
-    for (const auto& [key, value] : extra_json_.items()) j[key] = value;
-    std::cout << j.dump(2) << '\n';
+    std::cout << summary_json(outcome, r, top).dump(2) << '\n';
     return;
   }
+  print_summary(outcome, r);
+  print_best(r, top);
+}
+
+cli::Json TuneReport::summary_json(const tune::RunOutcome& outcome, const std::vector<const db::Evaluation*>& r,
+                                   int top) const {
+  const RunResult& result = outcome.result;
+  const int64_t run_id = outcome.run_id;
+  cli::Json j = {{"run_id", run_id}, {"kernel", spec_->kernel.name}, {"device", device_.name},
+                 {"replay", replay_}, {"source", source_}, {"stop", stop_reason_name(result.stop)},
+                 {"evaluations", measured_}, {"measured_beside", result.beside}, {"resumed", resumed_},
+                 {"reusable", reusable_},
+                 {"missing_from_data", missing_ + result.not_recorded},
+                 {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_},
+                 {"prior", cli::Json()}};
+  if (outcome.interrupted) {  // beside the stop reason; absent from a run that was not interrupted
+    cli::Json with = cli::Json::object();
+    for (auto& [key, value] : j.items()) {
+      with[key] = std::move(value);
+      if (key == "stop") with["interrupted"] = true;
+    }
+    j = std::move(with);
+  }
+  if (partial_) j["partial_recording"] = {{"recorded", partial_->first}, {"valid", partial_->second}};
+  if (recorded_optimum_ && !r.empty()) {
+    const double best = *objective_of(*spec_, *r[0]);
+    j["recorded_optimum"] = *recorded_optimum_;
+    if (best > 0 && *recorded_optimum_ > 0)
+      j["fraction_of_recorded_optimum"] = share_of_best(*spec_, best, *recorded_optimum_);
+  }
+  j["workers"] = workers_;
+  j["time_split"] = {{"compile_s", split_.compile / 1000}, {"compiled", split_.compiled}, {"gpu_s", split_.gpu() / 1000},
+                     {"load_s", split_.load / 1000},       {"verify_s", split_.verify / 1000},
+                     {"measure_s", split_.measure / 1000}, {"framework_s", split_.framework / 1000},
+                     {"stopped_early", split_.stopped_early}};
+  if (pool_) {
+    // The evaluations' wall (virtual in a replay) and the strategy's real time between batches.
+    const double wall = pool_->wall_s + pool_->between_s;
+    j["parallel"] = {{"busy_s", pool_->busy_s}, {"evaluation_wall_s", pool_->wall_s},
+                     {"strategy_s", replay_ ? pool_->strategy_s : pool_->between_s}, {"wall_s", wall},
+                     {"efficiency", wall > 0 ? pool_->busy_s / (double(workers_) * wall) : 0.0},
+                     {"simulated", replay_}};
+    if (replay_) {
+      j["predicted_wall_s"] = wall;
+      j["parallel"]["compile_s"] = pool_->compile_s;
+      j["parallel"]["compiles"] = pool_->compiles;
+    }
+  }
+  if (prior_)
+    j["prior"] = {{"device", prior_->device},          {"problem_size", prior_->problem_size},
+                  {"source", prior_->source},          {"results", prior_->observations.size()},
+                  {"successful", prior_->successes()}, {"replayed", prior_->replayed}};
+  j["best"] = best_json(r, top);
+  // What the run took from the database instead of measuring (Kernel
+  // Tuner's cache hits): its rows belong to earlier runs.
+  cli::Json reused = cli::Json::array();
+  for (const auto& config : reused_) reused.push_back(config_json(*spec_, config));
+  j["reused_configs"] = reused;
+  for (const auto& [key, value] : extra_json_.items()) j[key] = value;
+  return j;
+}
+
+cli::Json TuneReport::best_json(const std::vector<const db::Evaluation*>& r, int top) const {
+  cli::Json best = cli::Json::array();
+  for (size_t i = 0; i < r.size() && i < static_cast<size_t>(top); ++i) {
+    const double value = *objective_of(*spec_, *r[i]), top_value = *objective_of(*spec_, *r[0]);
+    cli::Json row = {{"config", config_json(*spec_, r[i]->config)},
+                     {"time_ms", r[i]->time_ms ? cli::Json(*r[i]->time_ms) : cli::Json()},
+                     {"objective", value},
+                     {"ratio_to_best", value > 0 && top_value > 0 ? cli::Json(share_of_best(*spec_, value, top_value))
+                                                                  : cli::Json()},
+                     {"difference_to_best", value - top_value}};
+    if (!r[i]->metrics.empty()) row["metrics"] = r[i]->metrics;
+    row["samples"] = r[i]->sample_count;
+    if (auto n = noise_of(*r[i])) row["noise"] = *n;
+    if (auto it = confirmed_.find(db::config_key(r[i]->config)); it != confirmed_.end())
+      row["confirmed_time_ms"] = it->second;
+    best.push_back(row);
+  }
+  return best;
+}
+
+void TuneReport::print_summary(const tune::RunOutcome& outcome, const std::vector<const db::Evaluation*>& r) const {
+  const RunResult& result = outcome.result;
   std::cout << (replay_ ? "REPLAY of recorded measurements (" + device_.name + ", " + source_ + ")\n"
                         : "tuned on " + source_ + "\n");
   std::cout << "stopped: " << stop_reason_name(result.stop);
@@ -253,6 +282,10 @@ void TuneReport::finish(const tune::RunOutcome& outcome, bool json, int top) {
                 << fixed(wall > 0 ? 100 * pool_->busy_s / (double(workers_) * wall) : 0.0, 1) << "%\n";
   }
   for (const auto& [status, n] : counts_) std::cout << "  " << status << ": " << n << '\n';
+}
+
+void TuneReport::print_best(const std::vector<const db::Evaluation*>& r, int top) const {
+  const auto& params = spec_->space().parameters();
   // The column ranked by comes first after the configuration. Where it is
   // not the time, the time shown is the median of the samples, the time
   // ktune's metrics are computed from (a recording's own time may be their
@@ -313,14 +346,7 @@ void TuneReport::finish(const tune::RunOutcome& outcome, bool json, int top) {
             << "\n";
   if (!columns.left_out().empty()) std::cout << columns.left_out() << '\n';
   t.print(std::cout);
-  // rank_results orders results within each other's noise by occupancy: say
-  // where that puts a slower-looking row first.
-  std::string swapped;
-  for (size_t i = 1; i < shown; ++i) {
-    const double above = *objective_of(*spec_, *r[i - 1]), here = *objective_of(*spec_, *r[i]);
-    if (spec_->higher_is_better ? here > above : here < above)
-      swapped += (swapped.empty() ? "" : ", ") + std::to_string(i) + " and " + std::to_string(i + 1);
-  }
+  const std::string swapped = swapped_rows(*spec_, r, shown);
   if (!swapped.empty())
     std::cout << "(rows " << swapped << " differ by less than their measurement noise: the one with the higher "
               << "theoretical occupancy is ranked first)\n";

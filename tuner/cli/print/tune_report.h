@@ -49,6 +49,14 @@ class TuneReport : public tune::RunObserver {
   void add_json(const std::string& key, cli::Json value) { extra_json_[key] = std::move(value); }
 
  private:
+  // The parts of finish(), given the results as rank_results orders them:
+  // the --json summary and its "best" rows; the text summary (what the run
+  // did and where its time went) and the table of the best `top`.
+  cli::Json summary_json(const tune::RunOutcome& outcome, const std::vector<const db::Evaluation*>& r, int top) const;
+  cli::Json best_json(const std::vector<const db::Evaluation*>& r, int top) const;
+  void print_summary(const tune::RunOutcome& outcome, const std::vector<const db::Evaluation*>& r) const;
+  void print_best(const std::vector<const db::Evaluation*>& r, int top) const;
+
   cli::Json extra_json_ = cli::Json::object();
   const Spec* spec_;
   db::DeviceInfo device_;
