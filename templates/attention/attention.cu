@@ -54,6 +54,7 @@
 #include <cuda_bf16.h>
 
 #include "../common/cp_async.cuh"
+#include "../common/mbarrier.cuh"
 #include "../common/softmax_bf16.cuh"
 #include "../common/wgmma.cuh"
 
@@ -113,29 +114,6 @@ __device__ __forceinline__ void load_tile(unsigned dst, const bf16* __restrict__
       cp_async16_zfill(dst + (c / 8) * (ROWS * 128) + row * 128 + (((c % 8) ^ (row % 8)) << 4), p, valid);
     }
   }
-}
-
-// mbarriers in shared memory (by address): a phase completes when `count` arrivals
-// have been made; a waiter names the parity of the phase it waits for.
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-  asm volatile(
-      "{\n.reg .pred p;\nWAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra WAIT;\n}\n" ::"r"(bar), "r"(parity) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Arrives once this thread's earlier cp.async copies have landed (counted in `count`).
-__device__ __forceinline__ void mbar_arrive_copies(unsigned bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-template <int N> __device__ __forceinline__ void set_max_registers() {
-  if constexpr (N > 0) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
-  else asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(-N));
 }
 
 template <int D, bool CAUSAL>
