@@ -75,6 +75,16 @@ std::vector<ktune::Argument> kernel_parameters(const ktune::Spec& spec) {
   return out;
 }
 
+// The parameters a launch from Python passes: tensor maps are not built here.
+std::vector<ktune::Argument> launch_parameters(const ktune::Spec& spec) {
+  std::vector<ktune::Argument> out = kernel_parameters(spec);
+  for (const ktune::Argument& a : out)
+    if (a.tensor_map)
+      throw ktune::Error::bad_input("argument '" + a.name + "' is a tensor_map: ktune.Kernel passes buffers and "
+                                    "scalars only; tune and run such a kernel with `ktune tune` or `ktune run`");
+  return out;
+}
+
 ktune::Spec load(const std::string& spec, const std::vector<std::pair<std::string, std::string>>& constants) {
   std::vector<std::string> items;
   for (const auto& [name, value] : constants) items.push_back(name + "=" + value);
@@ -89,6 +99,7 @@ nb::list spec_arguments(const std::string& spec, const std::vector<std::pair<std
     d["name"] = a.name;
     d["type"] = ktune::to_string(a.type);
     d["pointer"] = a.pointer;
+    d["tensor_map"] = a.tensor_map.has_value();
     d["size"] = a.size;
     d["components"] = a.components;
     d["output"] = a.output;
@@ -267,7 +278,7 @@ class PyLauncher {
  public:
   PyLauncher(const std::string& spec, const std::string& results, const std::string& kernel,
              const std::string& cache_dir, bool quiet)
-      : launcher_(options(spec, results, kernel, cache_dir, quiet)), parameters_(kernel_parameters(load(spec, {}))) {}
+      : launcher_(options(spec, results, kernel, cache_dir, quiet)), parameters_(launch_parameters(load(spec, {}))) {}
 
   nb::dict choose(const std::vector<std::pair<std::string, int64_t>>& problem, const std::string& device, int cc) {
     return choice_dict(launcher_.choose(problem_of(problem), device, cc));

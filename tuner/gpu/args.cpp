@@ -147,6 +147,15 @@ ArgSpec ArgSpec::constant(std::string name, ElemType type, std::uint64_t count, 
   return a;
 }
 
+ArgSpec ArgSpec::tensor_map(std::string name, ElemType type, MapLayout map) {
+  ArgSpec a;
+  a.name = std::move(name);
+  a.kind = ArgKind::TensorMap;
+  a.type = type;
+  a.map = std::move(map);
+  return a;
+}
+
 ArgSpec ArgSpec::scalar(std::string name, ElemType type, double value) {
   ArgSpec a;
   a.name = std::move(name);
@@ -231,10 +240,16 @@ ArgumentSet::ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs, DeviceF
   pristine_.resize(n);
   initial_.resize(n);
   storage_.assign(n, 0);
+  maps_.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     const ArgSpec& a = specs_[i];
     if (a.kind == ArgKind::Constant) {
       constants_.emplace_back(a.name, fill_host(a));
+      continue;
+    }
+    if (a.kind == ArgKind::TensorMap) {  // encoded below, once its buffer is allocated
+      maps_.emplace_back();
+      params_.push_back(&maps_.back());
       continue;
     }
     params_.push_back(&storage_[i]);
@@ -275,8 +290,57 @@ ArgumentSet::ArgumentSet(const CudaApi& api, std::vector<ArgSpec> specs, DeviceF
       initial_[i] = std::move(data);
     }
   }
+  std::size_t m = 0;
+  for (const ArgSpec& a : specs_)
+    if (a.kind == ArgKind::TensorMap) encode_map(a, maps_[m++]);
   // Pageable uploads and device fills may still be in flight here.
   check(api_, api_.cuCtxSynchronize(), "filling arguments");
+}
+
+namespace {
+
+CUtensorMapDataType map_type(ElemType t) {
+  switch (t) {
+    case ElemType::F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case ElemType::BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case ElemType::F32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case ElemType::F64: return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+    case ElemType::I8:
+    case ElemType::U8: return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // copied as bits
+    case ElemType::I16:
+    case ElemType::U16: return CU_TENSOR_MAP_DATA_TYPE_UINT16;
+    case ElemType::I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case ElemType::U32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+    case ElemType::I64: return CU_TENSOR_MAP_DATA_TYPE_INT64;
+    case ElemType::U64: return CU_TENSOR_MAP_DATA_TYPE_UINT64;
+  }
+  return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+CUtensorMapSwizzle map_swizzle(std::uint32_t bytes) {
+  switch (bytes) {
+    case 32: return CU_TENSOR_MAP_SWIZZLE_32B;
+    case 64: return CU_TENSOR_MAP_SWIZZLE_64B;
+    case 128: return CU_TENSOR_MAP_SWIZZLE_128B;
+    default: return CU_TENSOR_MAP_SWIZZLE_NONE;
+  }
+}
+
+}  // namespace
+
+void ArgumentSet::encode_map(const ArgSpec& a, CUtensorMap& out) const {
+  const MapLayout& m = a.map;
+  const std::size_t rank = m.dims.size();
+  if (m.of >= specs_.size() || specs_[m.of].kind != ArgKind::Buffer || rank == 0 || rank > 5 ||
+      m.box.size() != rank || m.stride_bytes.size() + 1 != rank)
+    throw Error::bad_input("tensor map '" + a.name + "': no buffer or an inconsistent layout");
+  const std::vector<cuuint32_t> element_strides(rank, 1);
+  check(api_,
+        api_.cuTensorMapEncodeTiled(&out, map_type(a.type), cuuint32_t(rank), reinterpret_cast<void*>(memory_[m.of].ptr()),
+                                    m.dims.data(), m.stride_bytes.data(), m.box.data(), element_strides.data(),
+                                    CU_TENSOR_MAP_INTERLEAVE_NONE, map_swizzle(m.swizzle),
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        "cuTensorMapEncodeTiled('" + a.name + "' of '" + specs_[m.of].name + "')");
 }
 
 std::string ArgumentSet::upload_constants(const Module& module) const {

@@ -67,7 +67,19 @@ struct Fill {
 
 // Constant: data for a __constant__ array of the module named like the
 // argument, copied there after each module load; not a kernel parameter.
-enum class ArgKind : std::uint8_t { Scalar, Buffer, Constant };
+// TensorMap: a CUtensorMap over a buffer of the same list (TMA), encoded once
+// the buffer is allocated and passed by value.
+enum class ArgKind : std::uint8_t { Scalar, Buffer, Constant, TensorMap };
+
+// What a TensorMap argument describes: a box-tiled view of buffer `of`
+// (cuTensorMapEncodeTiled's arguments; dimensions innermost first).
+struct MapLayout {
+  std::uint32_t of = 0;                     // index of the buffer in the argument list
+  std::vector<std::uint64_t> dims;          // elements
+  std::vector<std::uint64_t> stride_bytes;  // of dimensions 1..
+  std::vector<std::uint32_t> box;           // elements
+  std::uint32_t swizzle = 0;                // bytes: 0, 32, 64 or 128
+};
 
 struct ArgSpec {
   std::string name;
@@ -79,12 +91,14 @@ struct ArgSpec {
   bool read_write = false;       // output the kernel also reads: restored, not poisoned
   double value = 0;              // scalar of a float type
   std::int64_t int_value = 0;    // scalar of an integer type (exact)
+  MapLayout map;                 // TensorMap (type: its buffer's element type)
 
   static ArgSpec buffer(std::string name, ElemType type, std::uint64_t count, Fill fill = {},
                         bool output = false);
   static ArgSpec scalar(std::string name, ElemType type, double value);
   static ArgSpec scalar_int(std::string name, ElemType type, std::int64_t value);
   static ArgSpec constant(std::string name, ElemType type, std::uint64_t count, Fill fill = {});
+  static ArgSpec tensor_map(std::string name, ElemType type, MapLayout map);
 };
 
 // A buffer's contents on the host, tagged with what it is.
@@ -157,6 +171,9 @@ class ArgumentSet {
   const std::vector<ArgSpec>& specs() const { return specs_; }
 
  private:
+  // The TensorMap argument `a`'s value, over its buffer's device memory.
+  void encode_map(const ArgSpec& a, CUtensorMap& out) const;
+
   const CudaApi& api_;
   std::vector<ArgSpec> specs_;
   std::vector<DeviceMemory> memory_;
@@ -166,6 +183,7 @@ class ArgumentSet {
   std::vector<std::vector<std::uint8_t>> initial_;
   std::vector<DeviceBufferView> outputs_;
   std::vector<std::uint64_t> storage_;  // 8-byte slots: device pointers and scalar bytes
+  std::vector<CUtensorMap> maps_;       // TensorMap arguments' values (reserved: stable addresses)
   std::vector<void*> params_;
   std::vector<std::pair<std::string, std::vector<std::uint8_t>>> constants_;  // name, bytes
 };

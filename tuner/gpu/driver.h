@@ -41,7 +41,7 @@ namespace ktune::gpu {
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuStreamCreate)           \
   X(cuStreamDestroy) X(cuStreamSynchronize) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)      \
   X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async)             \
-  X(cuModuleGetGlobal) X(cuEventQuery)
+  X(cuModuleGetGlobal) X(cuEventQuery) X(cuTensorMapEncodeTiled)
 
 struct CudaApi {
 #define KTUNE_CUDA_MEMBER(name) decltype(&::name) name = nullptr;

@@ -9,7 +9,8 @@ namespace ktune::gpu {
 // The wire layout of each type, in one list that serves both directions.
 template <class A> void fields(A& a, Fill& f) { a(f.kind, f.seed, f.lo, f.hi, f.value, f.start, f.step, f.path, f.mean, f.stddev); }
 template <class A> void fields(A& a, ArgSpec& s) {
-  a(s.name, s.kind, s.type, s.count, s.fill, s.output, s.read_write, s.value, s.int_value);
+  a(s.name, s.kind, s.type, s.count, s.fill, s.output, s.read_write, s.value, s.int_value, s.map.of, s.map.dims,
+    s.map.stride_bytes, s.map.box, s.map.swizzle);
 }
 template <class A> void fields(A& a, LaunchGeometry& g) { a(g.grid, g.block, g.dynamic_smem); }
 template <class A> void fields(A& a, OutputTolerance& t) { a(t.name, t.atol, t.rtol); }

@@ -41,7 +41,10 @@ nlohmann::ordered_json argument_json(const Argument& a) {
   j["name"] = a.name;
   j["type"] = to_string(a.type);
   j["pointer"] = a.pointer;
-  if (!a.pointer) {
+  if (a.tensor_map) {
+    const TensorMapArg& m = *a.tensor_map;
+    j["tensor_map"] = {{"of", m.of}, {"dims", m.dims}, {"strides", m.strides}, {"box", m.box}, {"swizzle", m.swizzle}};
+  } else if (!a.pointer) {
     j["value"] = a.value.repr();
   } else {
     j["size"] = a.size;

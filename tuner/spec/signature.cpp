@@ -37,6 +37,7 @@ bool same_element(const Argument& a, const std::string& c_type) {
 }
 
 std::string argument_text(const Argument& a) {
+  if (a.tensor_map) return a.name + " (tensor_map of " + a.tensor_map->of + ", line " + std::to_string(a.where.line) + ")";
   std::string t = to_string(a.type);
   if (a.components > 1) t += std::to_string(a.components);
   return a.name + " (" + t + (a.pointer ? "*" : "") + ", line " + std::to_string(a.where.line) + ")";
@@ -85,6 +86,12 @@ void check_one(Draft& d, const std::string& kernel, const std::vector<KernelPara
     if (p.pointer != a.pointer) {
       not_runnable(d, a.where, at + ", is " + (a.pointer ? "a buffer" : "a scalar") + " but the parameter [" + p.text +
                                    "] is " + (p.pointer ? "a pointer" : "passed by value"));
+      return;
+    }
+    if (a.tensor_map) {
+      if (!p.width) continue;
+      not_runnable(d, a.where, at + ", is a tensor map (128 bytes by value) but the parameter [" + p.text +
+                                   "] takes a " + std::to_string(p.width) + "-byte scalar");
       return;
     }
     if (!p.pointer && p.width && size_t(p.width) != elem_size(a.type)) {

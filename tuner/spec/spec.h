@@ -52,6 +52,17 @@ struct ArgFill {
 };
 const char* fill_kind_name(ArgFill::Kind k);
 
+// A TMA tensor map (CUtensorMap, 128 bytes passed by value) over a buffer
+// argument: the kernel copies boxes of it with cp.async.bulk.tensor. Every
+// entry is a constant of the spec; the first dimension is the innermost.
+struct TensorMapArg {
+  std::string of;                // the buffer argument it describes
+  std::vector<int64_t> dims;     // elements per dimension, innermost first (1 to 5 entries)
+  std::vector<int64_t> strides;  // elements between consecutive entries of dims 1.. (default: packed)
+  std::vector<int64_t> box;      // elements per dimension of one copy (1 to 256 each)
+  int swizzle = 0;               // bytes of the shared-memory swizzle span: 0 (none), 32, 64 or 128
+};
+
 struct Argument {
   std::string name;
   ElemType type = ElemType::F32;
@@ -69,6 +80,8 @@ struct Argument {
   // ...unless the kernel takes it as one too (Kernel Tuner's T1 reader passes
   // it both ways); set by the signature check.
   bool passed_too = false;
+  // YAML `type: tensor_map`: passed by value, 128 bytes; `type` is its buffer's.
+  std::optional<TensorMapArg> tensor_map;
   SourceLocation where;
 };
 

@@ -86,22 +86,103 @@ void read_access(const Doc& a, Argument& arg) {
   if (s == "read" && arg.output) fail(acc->where, "an output argument cannot have access: read");
 }
 
+// A list of constant integers, each in [lo, hi].
+std::vector<int64_t> constant_ints(const Doc& d, const char* what, int64_t lo, int64_t hi, const Draft& draft) {
+  std::vector<int64_t> out;
+  for (const Doc& item : need_list(d, what).items) {
+    const int64_t v = value_as_int(eval_constant(need_expression(item, what), draft), item.where, what);
+    if (v < lo || v > hi)
+      fail(item.where, std::string(what) + " entries must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                           "], not " + std::to_string(v));
+    out.push_back(v);
+  }
+  return out;
+}
+
+// `type: tensor_map`: what the map describes; checked against its buffer once
+// every argument is read (check_tensor_map).
+void read_tensor_map(const Doc& a, Argument& arg, const Draft& draft) {
+  for (const char* k : {"size", "fill", "value", "seed", "range", "start", "step", "generator", "path", "mean",
+                        "stddev", "output", "atol", "rtol", "access", "memory"})
+    if (a.find(k)) fail(a.key_location(k), std::string("'").append(k).append("' does not apply to a tensor_map"));
+  const std::string what = "tensor_map '" + arg.name + "'";
+  TensorMapArg m;
+  m.of = need_string(required(a, "of", what), "of");
+  const Doc& dims = required(a, "dims", what);
+  m.dims = constant_ints(dims, "dims", 1, int64_t(1) << 32, draft);
+  if (m.dims.empty() || m.dims.size() > 5) fail(dims.where, "dims needs 1 to 5 entries (innermost first)");
+  const Doc& box = required(a, "box", what);
+  m.box = constant_ints(box, "box", 1, 256, draft);
+  if (m.box.size() != m.dims.size())
+    fail(box.where, "box needs one entry per dimension (" + std::to_string(m.dims.size()) + ")");
+  if (const Doc* st = a.find("strides")) {
+    m.strides = constant_ints(*st, "strides", 1, int64_t(1) << 40, draft);
+    if (m.strides.size() + 1 != m.dims.size())
+      fail(st->where, "strides needs one entry per dimension after the first (" + std::to_string(m.dims.size() - 1) + ")");
+  } else {
+    int64_t stride = 1;
+    for (size_t i = 1; i < m.dims.size(); ++i) m.strides.push_back(stride *= m.dims[i - 1]);
+  }
+  if (const Doc* sw = a.find("swizzle")) {
+    m.swizzle = int(value_as_int(eval_constant(need_expression(*sw, "swizzle"), draft), sw->where, "swizzle"));
+    if (m.swizzle != 0 && m.swizzle != 32 && m.swizzle != 64 && m.swizzle != 128)
+      fail(sw->where, "swizzle must be 0, 32, 64 or 128 (bytes), not " + std::to_string(m.swizzle));
+  }
+  arg.tensor_map = std::move(m);
+}
+
+// A tensor map against the buffer it describes: TMA's rules (cuTensorMapEncodeTiled's),
+// so that a map the driver would refuse stops the spec, not a GPU run.
+void check_tensor_map(const Doc& d, Argument& arg, const std::vector<Argument>& all) {
+  const TensorMapArg& m = *arg.tensor_map;
+  const Argument* of = nullptr;
+  for (const Argument& other : all)
+    if (other.name == m.of && other.pointer && !other.constant_memory) of = &other;
+  if (!of) fail(d.key_location("of"), "tensor_map of '" + m.of + "': no buffer argument of that name in global memory");
+  arg.type = of->type;
+  const int64_t elem = int64_t(elem_size(arg.type));
+  int64_t last = 0;  // the last element the map can reach
+  for (size_t i = 0; i < m.dims.size(); ++i) last += (m.dims[i] - 1) * (i ? m.strides[i - 1] : 1);
+  if (last >= of->size)
+    fail(d.key_location("dims"), "tensor_map '" + arg.name + "' reaches element " + std::to_string(last) + " of '" +
+                                     m.of + "', which has " + std::to_string(of->size));
+  for (size_t i = 0; i < m.strides.size(); ++i)
+    if (m.strides[i] * elem % 16)
+      fail(d.key_location(d.find("strides") ? "strides" : "dims"), "tensor_map '" + arg.name + "': the stride of dimension " +
+                                                    std::to_string(i + 1) + " is " + std::to_string(m.strides[i] * elem) +
+                                                    " bytes, not a multiple of 16");
+  if (m.box[0] * elem % 16)
+    fail(d.key_location("box"), "tensor_map '" + arg.name + "': the box's first dimension is " +
+                                    std::to_string(m.box[0] * elem) + " bytes, not a multiple of 16");
+  if (m.swizzle && m.box[0] * elem > m.swizzle)
+    fail(d.key_location("box"), "tensor_map '" + arg.name + "': the box's first dimension is " +
+                                    std::to_string(m.box[0] * elem) + " bytes, more than the " +
+                                    std::to_string(m.swizzle) + "-byte swizzle span");
+}
+
 Argument read_argument(const Doc& a, Draft& draft) {
   need_map(a, "an argument");
   check_keys(a, {"name", "type", "size", "fill", "value", "seed", "range", "start", "step", "generator", "path",
-                 "mean", "stddev", "of", "output", "atol", "rtol", "access", "memory"},
+                 "mean", "stddev", "of", "output", "atol", "rtol", "access", "memory", "dims", "strides", "box",
+                 "swizzle"},
              "an argument");
   Argument arg;
   arg.where = a.where;
   arg.name = need_string(required(a, "name", "an argument"), "argument name");
   const Doc& t = required(a, "type", "argument '" + arg.name + "'");
+  if (need_string(t, "argument type") == "tensor_map") {
+    read_tensor_map(a, arg, draft);
+    return arg;
+  }
+  for (const char* k : {"dims", "strides", "box", "swizzle"})
+    if (a.find(k)) fail(a.key_location(k), std::string("'").append(k).append("' applies to type: tensor_map"));
   std::string type = need_string(t, "argument type");
   arg.pointer = !type.empty() && type.back() == '*';
   if (arg.pointer) type.pop_back();
   auto et = elem_type_with_lanes(type, arg.components);
   if (!et) fail(t.where, "unknown argument type '" + need_string(t, "") + "'; known: int8 uint8 int16 uint16 int32 "
                          "uint32 int64 uint64 half bf16 float double, and for buffers the vector types float2/3/4, "
-                         "double2/3/4, half2, int2/3/4, ... (append * for a buffer)");
+                         "double2/3/4, half2, int2/3/4, ... (append * for a buffer), and tensor_map");
   if (!arg.pointer && arg.components > 1)
     fail(t.where, "a vector type by value ('" + type + "') is not supported; pass a buffer ('" + type + "*')");
   arg.type = *et;
@@ -180,6 +261,9 @@ void read_yaml_arguments(const Doc& d, Draft& draft) {
       if (other.name == arg.name) fail(a.where, "duplicate argument '" + arg.name + "'");
     draft.spec.arguments.push_back(std::move(arg));
   }
+  for (size_t i = 0; i < draft.spec.arguments.size(); ++i)
+    if (draft.spec.arguments[i].tensor_map)
+      check_tensor_map(need_list(d, "arguments").items[i], draft.spec.arguments[i], draft.spec.arguments);
   // A copy starts with the bytes of another buffer of the same type and size,
   // one whose own fill is not a copy.
   for (size_t i = 0; i < draft.spec.arguments.size(); ++i) {

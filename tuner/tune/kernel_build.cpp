@@ -165,11 +165,23 @@ std::vector<Value> parse_config_option(const Spec& spec, const std::string& text
 
 std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec) {
   std::vector<gpu::ArgSpec> out;
+  std::vector<std::pair<size_t, std::string>> maps;  // (index in out, buffer's name)
   for (const Argument& a : spec.arguments) {
     const ElemType t = a.type;
     if (a.constant_memory) {
       out.push_back(gpu::ArgSpec::constant(a.name, t, static_cast<uint64_t>(a.size), engine_fill(a, spec)));
       if (!a.passed_too) continue;
+    }
+    if (a.tensor_map) {
+      gpu::MapLayout m;
+      const uint64_t elem = elem_size(t);
+      for (int64_t d : a.tensor_map->dims) m.dims.push_back(uint64_t(d));
+      for (int64_t st : a.tensor_map->strides) m.stride_bytes.push_back(uint64_t(st) * elem);
+      for (int64_t b : a.tensor_map->box) m.box.push_back(uint32_t(b));
+      m.swizzle = uint32_t(a.tensor_map->swizzle);
+      maps.emplace_back(out.size(), a.tensor_map->of);  // its buffer may come later
+      out.push_back(gpu::ArgSpec::tensor_map(a.name, t, std::move(m)));
+      continue;
     }
     if (!a.pointer) {
       out.push_back(is_float(a.type) ? gpu::ArgSpec::scalar(a.name, t, a.value.as_float())
@@ -180,6 +192,9 @@ std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec) {
     s.read_write = a.read_write;
     out.push_back(std::move(s));
   }
+  for (const auto& [at, of] : maps)
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i].name == of && out[i].kind == gpu::ArgKind::Buffer) out[at].map.of = uint32_t(i);
   return out;
 }
 
