@@ -33,11 +33,12 @@ tuner/base              search/expr
 tuner/spec              tuner/base search/space
 tuner/compile           tuner/base
 tuner/gpu               tuner/compile db/record
-tuner/tune              tuner/spec tuner/gpu db/interchange search
+tuner/build             tuner/spec tuner/compile db/record
+tuner/tune              tuner/build tuner/gpu db/interchange search
 tuner/mpi               tuner/tune
 tuner/cli/print         tuner/tune
 tuner/cli               tuner/cli/print tuner/mpi db/export
-tuner/runtime           tuner/tune db/export
+tuner/runtime           tuner/build tuner/gpu db/interchange db/export
 python/src              tuner/cli tuner/runtime
 '
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "tuner/build/config_text.h"
 #include "tuner/cli/run.h"
-#include "tuner/tune/kernel_build.h"
 #include "test_util.h"
 
 namespace {

@@ -14,8 +14,8 @@
 #include "tuner/gpu/fill_device.h"
 #include "tuner/gpu/fill_element.h"
 #include "tuner/spec/spec.h"
+#include "tuner/tune/engine_arguments.h"
 #include "tuner/tune/gpu_evaluator.h"
-#include "tuner/tune/kernel_build.h"
 
 namespace ktune {
 namespace {

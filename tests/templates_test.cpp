@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <random>
 
+#include "tuner/build/build.h"
 #include "tuner/compile/compiler.h"
-#include "tuner/tune/kernel_build.h"
 #include "tuner/spec/spec.h"
 
 namespace ktune {
@@ -50,9 +50,9 @@ TEST_P(Template, SpecLoadsAndASampleCompilesForSm80AndSm90) {
     ++compiled_archs;
     for (const Config& c : sample) {
       const auto values = space.values(c);
-      const LaunchResult geo = spec.geometry(values);
-      ASSERT_TRUE(geo.ok()) << space.key(c) << ": " << geo.error;
-      const CompileResult r = compiler.compile(make_compile_request(spec, values, *geo.launch, *target));
+      const Build b = build_one(spec, values, *target, compiler);
+      ASSERT_TRUE(b.compiled()) << space.key(c) << ": " << b.reason;
+      const CompileResult& r = b.compile;
       ASSERT_TRUE(r.ok) << spec.kernel.name << " " << space.key(c) << " " << target->name() << ":\n" << r.log;
       EXPECT_GT(r.resources.registers, 0);
       EXPECT_LE(std::max(r.resources.spill_store_bytes, 0), 0) << space.key(c) << " " << target->name() << " spills";

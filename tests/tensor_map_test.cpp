@@ -8,7 +8,7 @@
 #include "test_util.h"
 #include "tuner/gpu/protocol.h"
 #include "tuner/spec/spec.h"
-#include "tuner/tune/kernel_build.h"
+#include "tuner/tune/engine_arguments.h"
 
 namespace ktune {
 namespace {

@@ -21,9 +21,10 @@
 #include "db/interchange/interchange.h"
 #include "db/store.h"
 #include "ktune/launcher.h"
+#include "tuner/build/build.h"
+#include "tuner/build/config_text.h"
 #include "tuner/compile/compiler.h"
 #include "tuner/gpu/driver.h"
-#include "tuner/tune/kernel_build.h"
 #include "tuner/spec/spec.h"
 
 namespace {
@@ -98,8 +99,7 @@ void BM_RawLaunch(benchmark::State& state) {
   const std::vector<Value> config = parse_config_option(spec, text);
   CompilerOptions co;
   co.cache_dir = g.cache_dir;
-  const CompileResult r = Compiler(co).compile(
-      make_compile_request(spec, config, *spec.geometry(config).launch, Arch(choice.compute_capability)));
+  const CompileResult r = build_one(spec, config, Arch(choice.compute_capability), Compiler(co)).compile;
   Module module(*g.api, std::vector<std::uint8_t>(r.cubin.begin(), r.cubin.end()));
   CUfunction f = module.function(r.lowered_name);
   CUdeviceptr c = g.c->ptr(), a = g.a->ptr(), b = g.b->ptr();

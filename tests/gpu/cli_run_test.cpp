@@ -20,8 +20,8 @@
 #include "cli_run.h"
 #include "tuner/gpu/args.h"
 #include "tuner/spec/spec.h"
+#include "tuner/tune/engine_arguments.h"
 #include "tuner/tune/gpu_evaluator.h"
-#include "tuner/tune/kernel_build.h"
 
 namespace {
 

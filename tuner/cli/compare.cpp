@@ -12,6 +12,7 @@
 #include "db/portability.h"
 #include "db/store.h"
 #include "ktune/error.h"
+#include "tuner/build/build.h"
 #include "tuner/cli/cli.h"
 #include "tuner/cli/print/json.h"
 #include "tuner/cli/print/profile.h"
@@ -19,7 +20,6 @@
 #include "tuner/compile/pool.h"
 #include "tuner/spec/spec.h"
 #include "tuner/tune/evaluator.h"
-#include "tuner/tune/kernel_build.h"
 #include "tuner/tune/replay_evaluator.h"
 
 namespace ktune::cli {
@@ -40,7 +40,7 @@ struct OfflineRow {
   std::string key;
   std::vector<std::string> optimum_of;
   bool portable = false;
-  std::string status;  // ok, compile_error, invalid, not_in_spec
+  std::string status;  // its build's (tuner/build/build.h), or not_in_spec
   std::string reason;
   CompileResult result;
 };
@@ -200,7 +200,7 @@ Offline compile_offline(const Spec& spec, const std::string& arch_text, const db
   for (const db::DeviceOptimum& d : p.devices) row_for(d.config, d.config_key).optimum_of.push_back(d.device);
   if (p.portable) row_for(p.portable->config, p.portable->config_key).portable = true;
   const SearchSpace& space = spec.space();
-  std::vector<CompileRequest> requests;
+  std::vector<std::vector<Value>> valid;
   std::vector<size_t> index;
   for (size_t i = 0; i < off.rows.size(); ++i) {
     OfflineRow& r = off.rows[i];
@@ -218,29 +218,19 @@ Offline compile_offline(const Spec& spec, const std::string& arch_text, const db
       r.reason = "not a valid configuration of " + spec.path;
       continue;
     }
-    KernelBuild b = plan_build(spec, values, *target);
-    if (!b.request) {
-      r.status = "invalid";
-      r.reason = b.launch.error;
-      continue;
-    }
-    requests.push_back(std::move(*b.request));
+    valid.push_back(std::move(values));
     index.push_back(i);
   }
-  if (!requests.empty()) {
+  if (!valid.empty()) {
     CompilePoolOptions po;
-    po.workers = unsigned(std::min<size_t>(requests.size(), usable_cpus()));
+    po.workers = unsigned(std::min<size_t>(valid.size(), usable_cpus()));
     CompilePool pool(po);
-    std::vector<CompileResult> results = pool.compile(requests);
-    for (size_t j = 0; j < results.size(); ++j) {
+    std::vector<Build> built = build_all(spec, valid, *target, pool);
+    for (size_t j = 0; j < built.size(); ++j) {
       OfflineRow& r = off.rows[index[j]];
-      r.result = std::move(results[j]);
-      r.status = r.result.ok ? "ok" : "compile_error";
-      if (!r.result.ok) r.reason = r.result.error_line();
-      else if (r.result.occupancy && !r.result.occupancy->error.empty()) {
-        r.status = "invalid";  // the architecture cannot launch it
-        r.reason = r.result.occupancy->error;
-      }
+      r.status = db::to_string(built[j].status);
+      r.reason = std::move(built[j].reason);
+      r.result = std::move(built[j].compile);
     }
   }
   return off;

@@ -11,11 +11,12 @@
 #include <unordered_map>
 
 #include "ktune/error.h"
+#include "tuner/build/build.h"
+#include "tuner/build/config_text.h"
 #include "tuner/cli/cli.h"
 #include "tuner/cli/print/config_columns.h"
 #include "tuner/cli/print/json.h"
 #include "tuner/compile/pool.h"
-#include "tuner/tune/kernel_build.h"
 #include "tuner/cli/print/progress.h"
 #include "tuner/spec/spec.h"
 #include "tuner/cli/print/table.h"
@@ -39,10 +40,9 @@ struct CompileOptions {
 
 struct Row {
   Config config;
-  std::string launch_error;
-  CompileResult result;
+  LaunchResult launch;
+  Build build;  // once done
   bool done = false;
-  bool ok() const { return done && launch_error.empty() && result.ok; }
 };
 
 // The configurations to compile: one, a sample, or every valid one, taken by
@@ -77,30 +77,33 @@ Selection choose_configs(const Spec& spec, const CompileOptions& o) {
 }
 
 Json row_json(const Spec& spec, const Row& r) {
+  const Build& b = r.build;
   Json j = {{"config", config_json(spec.space(), r.config)}};
-  j["status"] = r.ok() ? "ok" : (r.launch_error.empty() ? "compile_error" : "invalid");
-  if (!r.launch_error.empty() && !r.result.ok) {
-    j["reason"] = r.launch_error;
+  j["status"] = db::to_string(b.status);
+  if (!b.compiled()) {
+    j["reason"] = b.reason;
     return j;
   }
-  if (!r.launch_error.empty()) j["reason"] = r.launch_error;
-  const KernelResources& res = r.result.resources;
-  j["compile_ms"] = r.result.compile_ms;
-  j["cache_hit"] = r.result.cache_hit;
-  j["same_code"] = r.result.same_code;
-  if (r.result.ok) {
+  // A compile error's reason is the first error line of its log, which follows.
+  if (b.status != db::Status::CompileError && !b.reason.empty()) j["reason"] = b.reason;
+  const CompileResult& result = b.compile;
+  const KernelResources& res = result.resources;
+  j["compile_ms"] = result.compile_ms;
+  j["cache_hit"] = result.cache_hit;
+  j["same_code"] = result.same_code;
+  if (result.ok) {
     j["registers"] = res.registers;
     j["static_shared_bytes"] = res.static_smem;
     j["local_bytes"] = res.local_bytes;
     j["spill_store_bytes"] = res.spill_store_bytes;
     j["spill_load_bytes"] = res.spill_load_bytes;
-    if (r.result.occupancy) {
-      j["occupancy"] = r.result.occupancy->fraction;
-      j["occupancy_limited_by"] = r.result.occupancy->limited_by;
-      if (!r.result.occupancy->error.empty()) j["occupancy_error"] = r.result.occupancy->error;
+    if (result.occupancy) {
+      j["occupancy"] = result.occupancy->fraction;
+      j["occupancy_limited_by"] = result.occupancy->limited_by;
+      if (!result.occupancy->error.empty()) j["occupancy_error"] = result.occupancy->error;
     }
   }
-  j["log"] = r.result.log;
+  j["log"] = result.log;
   return j;
 }
 
@@ -140,22 +143,24 @@ class RowPrinter {
       return;
     }
     const std::string key = columns_.key(spec_.space().values(r.config));
-    const auto& res = r.result.resources;
-    if (!r.launch_error.empty() && !r.result.ok) {
-      line({key, "invalid", "", "", "", "", "", "", r.launch_error});
-    } else if (!r.result.ok) {
-      line({key, "FAILED", fixed(r.result.compile_ms, 1), "", "", "", "", "", r.result.error_line()});
+    const Build& b = r.build;
+    const CompileResult& result = b.compile;
+    const auto& res = result.resources;
+    if (!b.compiled()) {
+      line({key, "invalid", "", "", "", "", "", "", b.reason});
+    } else if (b.status == db::Status::CompileError) {
+      line({key, "FAILED", fixed(result.compile_ms, 1), "", "", "", "", "", b.reason});
     } else {
+      // Compiled: ok, or invalid with the reason the architecture cannot launch it.
       const int spill = std::max(res.spill_store_bytes, 0) + std::max(res.spill_load_bytes, 0);
       std::string occ = "-";
-      if (r.result.occupancy)
-        occ = r.result.occupancy->error.empty() ? fixed(100 * r.result.occupancy->fraction, 0) + "%" : "n/a";
-      line({key, r.launch_error.empty() ? "ok" : "invalid", fixed(r.result.compile_ms, 1), std::to_string(res.registers),
+      if (result.occupancy)
+        occ = result.occupancy->error.empty() ? fixed(100 * result.occupancy->fraction, 0) + "%" : "n/a";
+      line({key, db::to_string(b.status), fixed(result.compile_ms, 1), std::to_string(res.registers),
             std::to_string(res.static_smem), std::to_string(res.local_bytes), std::to_string(spill), occ,
-            r.launch_error.empty() ? (r.result.cache_hit ? "hit" : r.result.same_code ? "same" : "miss")
-                                  : r.launch_error});
+            b.ok() ? (result.cache_hit ? "hit" : result.same_code ? "same" : "miss") : b.reason});
     }
-    if (show_log_ && !r.result.log.empty()) std::cout << "--- log of " << key << "\n" << r.result.log << '\n';
+    if (show_log_ && !result.log.empty()) std::cout << "--- log of " << key << "\n" << result.log << '\n';
   }
 
   void finish(bool interrupted) {
@@ -217,23 +222,24 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
   uint64_t first = 0, next = 0, done = 0, failed = 0;
   std::vector<CompilePool::Ticket> waiting;
   std::unordered_map<CompilePool::Ticket, uint64_t> index_of;
-  auto finished = [&](Row& row) {
+  auto finished = [&](Row& row, CompileResult result) {
+    row.build = finish_build(row.launch, std::move(result));
     row.done = true;
-    row.result.cubin.clear();
-    row.result.cubin.shrink_to_fit();
-    if (!row.ok()) ++failed;
+    row.build.compile.cubin.clear();
+    row.build.compile.cubin.shrink_to_fit();
+    if (!row.build.ok()) ++failed;
     bar.update(++done, "failed " + std::to_string(failed));
   };
   while (next < total || !waiting.empty()) {
     while (next < total && pending.size() < window && !ctrl_c().requested()) {
       Row& row = pending.emplace_back();
       row.config = sel.at(next);
-      KernelBuild b = plan_build(spec, spec.space().values(row.config), arch);
-      if (!b.request) {
-        row.launch_error = b.launch.error;
-        finished(row);
+      BuildPlan p = plan_build(spec, spec.space().values(row.config), arch);
+      row.launch = std::move(p.launch);
+      if (!p.request) {
+        finished(row, {});
       } else {
-        const CompilePool::Ticket t = pool.submit(std::move(*b.request));
+        const CompilePool::Ticket t = pool.submit(std::move(*p.request));
         waiting.push_back(t);
         index_of[t] = next;
       }
@@ -245,13 +251,7 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
         auto [ticket, result] = pool.take_any(waiting);
         Row& row = pending[index_of.at(ticket) - first];
         index_of.erase(ticket);
-        row.result = std::move(result);
-        // A launch the architecture cannot take (static plus dynamic shared
-        // memory past the opt-in maximum, a block past the kernel's thread
-        // limit) is found here, from the cubin, as the GPU would find it.
-        if (row.result.ok && row.result.occupancy && !row.result.occupancy->error.empty())
-          row.launch_error = row.result.occupancy->error;
-        finished(row);
+        finished(row, std::move(result));
       } catch (const Cancelled&) {  // Ctrl-C while waiting: what is done is printed
         break;
       }

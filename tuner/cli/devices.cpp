@@ -12,13 +12,13 @@
 #include "db/roofline.h"
 #include "db/store.h"
 #include "ktune/error.h"
+#include "tuner/build/config_text.h"
 #include "tuner/cli/cli.h"
 #include "tuner/cli/print/json.h"
 #include "tuner/cli/print/profile.h"
 #include "tuner/cli/print/table.h"
 #include "tuner/gpu/engine.h"
 #include "tuner/tune/gpu_evaluator.h"
-#include "tuner/tune/kernel_build.h"
 #include "tuner/tune/profile.h"
 
 namespace ktune::cli {

@@ -15,13 +15,13 @@
 #include <limits>
 
 #include "ktune/error.h"
+#include "tuner/build/config_text.h"
 #include "tuner/cli/cli.h"
-#include "tuner/cli/run.h"
 #include "tuner/cli/print/json.h"
 #include "tuner/cli/print/table.h"
+#include "tuner/cli/run.h"
 #include "tuner/spec/spec.h"
 #include "tuner/tune/gpu_evaluator.h"
-#include "tuner/tune/kernel_build.h"
 
 namespace ktune::cli {
 namespace {

@@ -16,9 +16,9 @@
 #include "db/export/deploy.h"
 #include "db/interchange/interchange.h"
 #include "db/store.h"
+#include "tuner/build/build.h"
 #include "tuner/compile/compiler.h"
 #include "tuner/gpu/driver.h"
-#include "tuner/tune/kernel_build.h"
 #include "tuner/gpu/measure.h"
 #include "tuner/spec/spec.h"
 
@@ -160,11 +160,10 @@ struct Launcher::Impl {
   // The spec loaded for one problem.
   Spec spec_for(const Problem& problem) const { return load_spec(options.spec, overrides_of(problem)); }
 
-  // The chosen configuration (in the spec's parameter order) and its launch
-  // geometry, both also described in c.
+  // The chosen configuration (in the spec's parameter order), described in c
+  // with its launch geometry.
   struct Decision {
     std::vector<Value> config;
-    Launch launch;
   };
   Decision decide(const Spec& spec, const std::string& device, int cc, Choice& c) const;
   Prepared& prepare_locked(const Problem& problem);
@@ -225,7 +224,7 @@ Launcher::Impl::Decision Launcher::Impl::decide(const Spec& spec, const std::str
     c.block[i] = static_cast<unsigned>(g.launch->block[i]);
   }
   c.shared_memory = static_cast<unsigned>(g.launch->shared_memory);
-  return {std::move(config), *g.launch};
+  return {std::move(config)};
 }
 
 const Launcher::Impl::Device& Launcher::Impl::current_device(CUcontext& context) {
@@ -287,10 +286,14 @@ Prepared& Launcher::Impl::prepare_locked(const Problem& problem) {
   const Arch device_arch(device.cc);
   const std::optional<Arch> target = spec.kernel.target_arch(device_arch);
   if (!target) throw Error::failed(spec.kernel.not_written_for(device_arch) + " (" + device.name + ")");
-  const CompileResult r = compiler->compile(make_compile_request(spec, d.config, d.launch, *target));
-  if (!r.ok)
+  const Build b = build_one(spec, d.config, *target, *compiler);
+  if (b.status == db::Status::CompileError)
     throw Error::failed("kernel '" + spec.kernel.name + "' with " + p->choice.config_text() +
-                        " does not compile for " + target->name() + ": " + r.error_line());
+                        " does not compile for " + target->name() + ": " + b.reason);
+  if (!b.ok())
+    throw Error::failed("kernel '" + spec.kernel.name + "' with " + p->choice.config_text() +
+                        " cannot be launched on " + target->name() + ": " + b.reason);
+  const CompileResult& r = b.compile;
   p->module = std::make_unique<gpu::Module>(*api, std::vector<std::uint8_t>(r.cubin.begin(), r.cubin.end()));
   p->function = p->module->function(r.lowered_name);
   gpu::LaunchGeometry geometry;

@@ -16,12 +16,13 @@ GpuEvaluator::Ran GpuEvaluator::run_once(const std::vector<Value>& config, bool 
   db::Evaluation& e = out.eval;
   e.config = config;
   e.timestamp = db::now_iso8601();
-  const std::vector<Compiled> compiled = compile_all(std::span<const std::vector<Value>>(&config, 1));
-  out.cache_hit = compiled[0].result.cache_hit;
-  if (!take_compile(compiled[0], e)) return out;
+  const Build build = build_all(*spec_, std::span<const std::vector<Value>>(&config, 1), arch_, *pool_)[0];
+  out.cache_hit = build.compile.cache_hit;
+  record_build(build, e);
+  if (!build.ok()) return out;
   // The job tuning would run, less the timing: the same arguments, fills,
   // tolerances and launch, through the worker's verified run.
-  gpu::Job job = make_job(config, compiled[0]);
+  gpu::Job job = make_job(config, build);
   job.measure = false;
   job.capture_outputs = true;
   job.capture_every_buffer = all_buffers;
@@ -42,23 +43,23 @@ GpuEvaluator::Ran GpuEvaluator::run_once(const std::vector<Value>& config, bool 
 
 std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>> configs, int rounds) {
   // Measured before, so these are cache hits, answered by the pool at once.
-  const std::vector<Compiled> compiled = compile_all(configs);
+  const std::vector<Build> built = build_all(*spec_, configs, arch_, *pool_);
   std::vector<Measured> out(configs.size());
   std::vector<std::vector<double>> medians(configs.size()), energies(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
     db::Evaluation& e = out[i].eval;
     e.config = configs[i];
     e.timestamp = db::now_iso8601();
-    if (!compiled[i].launch || !compiled[i].result.ok) {
-      e.status = compiled[i].launch ? db::Status::CompileError : db::Status::Invalid;
-      e.reason = "re-measure: " + (compiled[i].launch ? compiled[i].result.error_line() : compiled[i].launch_error);
+    if (!built[i].ok()) {
+      e.status = built[i].status;
+      e.reason = "re-measure: " + built[i].reason;
     }
   }
   for (int round = 0; round < rounds; ++round)
     for (size_t i = 0; i < configs.size(); ++i) {
       db::Evaluation& e = out[i].eval;
       if (e.status != db::Status::Ok) continue;
-      gpu::Job job = make_job(configs[i], compiled[i]);
+      gpu::Job job = make_job(configs[i], built[i]);
       job.verify = false;
       job.capture_outputs = false;
       const gpu::Result r = run_job(std::move(job), false);
@@ -99,18 +100,18 @@ std::vector<Measured> GpuEvaluator::remeasure(std::span<const std::vector<Value>
 
 std::vector<Measured> GpuEvaluator::profile(std::span<const std::vector<Value>> configs,
                                             const std::vector<std::string>& metrics) {
-  const std::vector<Compiled> compiled = compile_all(configs);
+  const std::vector<Build> built = build_all(*spec_, configs, arch_, *pool_);
   std::vector<Measured> out(configs.size());
   for (size_t i = 0; i < configs.size(); ++i) {
     db::Evaluation& e = out[i].eval;
     e.config = configs[i];
     e.timestamp = db::now_iso8601();
-    if (!compiled[i].launch || !compiled[i].result.ok) {
-      e.status = compiled[i].launch ? db::Status::CompileError : db::Status::Invalid;
-      e.reason = "profile: " + (compiled[i].launch ? compiled[i].result.error_line() : compiled[i].launch_error);
+    if (!built[i].ok()) {
+      e.status = built[i].status;
+      e.reason = "profile: " + built[i].reason;
       continue;
     }
-    gpu::Job job = make_job(configs[i], compiled[i]);
+    gpu::Job job = make_job(configs[i], built[i]);
     job.verify = false;
     job.capture_outputs = false;
     job.measure = false;

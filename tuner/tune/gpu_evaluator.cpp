@@ -11,7 +11,7 @@
 #include "ktune/error.h"
 #include "tuner/gpu/fill_device.h"
 #include "tuner/gpu/verify_device.h"
-#include "tuner/tune/kernel_build.h"
+#include "tuner/tune/engine_arguments.h"
 #include "tuner/tune/static_features.h"
 
 namespace ktune {
@@ -135,16 +135,6 @@ void GpuEvaluator::prepare_reference(std::vector<CompilePool::Ticket>& own) {
   have_expected_ = true;
 }
 
-GpuEvaluator::Compiled GpuEvaluator::prepare(const std::vector<Value>& config,
-                                         std::optional<CompileRequest>& request) const {
-  Compiled c;
-  KernelBuild b = plan_build(*spec_, config, arch_);
-  c.launch = b.launch.launch;
-  c.launch_error = b.launch.error;
-  request = std::move(b.request);
-  return c;
-}
-
 std::vector<StaticFeatures> GpuEvaluator::features(std::span<const Config> configs) {
   return compile_features(
       *spec_, arch_, *pool_, configs,
@@ -156,16 +146,16 @@ std::vector<StaticFeatures> GpuEvaluator::features(std::span<const Config> confi
       [this] { return abandon_.load(); });
 }
 
-gpu::Job GpuEvaluator::make_job(const std::vector<Value>& config, const Compiled& compiled) const {
+gpu::Job GpuEvaluator::make_job(const std::vector<Value>& config, const Build& build) const {
   gpu::Job job;
   job.label = db::config_key(config);
-  job.cubin.assign(compiled.result.cubin.begin(), compiled.result.cubin.end());
-  job.kernel_name = compiled.result.lowered_name;
+  job.cubin.assign(build.compile.cubin.begin(), build.compile.cubin.end());
+  job.kernel_name = build.compile.lowered_name;
   for (int i = 0; i < 3; ++i) {
-    job.geometry.grid[i] = static_cast<uint32_t>(compiled.launch->grid[i]);
-    job.geometry.block[i] = static_cast<uint32_t>(compiled.launch->block[i]);
+    job.geometry.grid[i] = static_cast<uint32_t>(build.launch->grid[i]);
+    job.geometry.block[i] = static_cast<uint32_t>(build.launch->block[i]);
   }
-  job.geometry.dynamic_smem = static_cast<uint32_t>(compiled.launch->shared_memory);
+  job.geometry.dynamic_smem = static_cast<uint32_t>(build.launch->shared_memory);
   job.args = args_;
   job.verify = have_expected_;
   job.tolerance = gpu::Tolerance(spec_->verify.atol, spec_->verify.rtol);
@@ -208,36 +198,14 @@ gpu::Result GpuEvaluator::run_job(gpu::Job job, bool race) {
   return r;
 }
 
-bool GpuEvaluator::take_compile(const Compiled& compiled, db::Evaluation& e) {
-  if (!compiled.launch) {
-    e.status = db::Status::Invalid;
-    e.reason = compiled.launch_error;
-    return false;
-  }
-  e.compile_ms = compiled.result.cache_hit ? 0.0 : compiled.result.compile_ms;
-  const KernelResources& res = compiled.result.resources;
-  if (!compiled.result.ok) {
-    e.status = db::Status::CompileError;
-    e.log = compiled.result.log;
-    e.reason = compiled.result.error_line();
-    if (e.reason.empty()) e.reason = "compilation failed";
-    return false;
-  }
-  e.registers = res.registers;
-  e.shared_bytes = static_cast<int64_t>(res.static_smem);
-  e.local_bytes = static_cast<int64_t>(res.local_bytes);
-  if (compiled.result.occupancy && compiled.result.occupancy->error.empty())
-    e.occupancy = compiled.result.occupancy->fraction;
-  return true;
-}
-
-Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Compiled& compiled) {
+Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Build& build) {
   Measured m;
   db::Evaluation& e = m.eval;
   e.config = config;
   e.timestamp = db::now_iso8601();
-  if (!take_compile(compiled, e)) return m;
-  const gpu::Result r = run_job(make_job(config, compiled));
+  record_build(build, e);
+  if (!build.ok()) return m;
+  const gpu::Result r = run_job(make_job(config, build));
   if (r.interrupted) throw Cancelled{};
   e.status = r.status;
   e.reason = r.reason;
@@ -298,7 +266,7 @@ Measured GpuEvaluator::run_one(const std::vector<Value>& config, const Compiled&
 //    lookups, job set-up, the database commit of the previous turn.
 void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
   auto turn_start = Clock::now();
-  std::vector<Compiled> compiled(configs.size());
+  std::vector<LaunchResult> launches(configs.size());
   std::vector<CompilePool::Ticket> waiting;
   std::unordered_map<CompilePool::Ticket, size_t> index_of;
   const CancelOnExit cancel_on_exit{*pool_, waiting};
@@ -307,10 +275,10 @@ void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const O
   std::vector<CompilePlan::Keyed> batch;
   std::vector<size_t> batch_index;
   for (size_t i = 0; i < configs.size(); ++i) {
-    std::optional<CompileRequest> request;
-    compiled[i] = prepare(configs[i], request);
-    if (!request) continue;
-    batch.push_back({db::config_key(configs[i]), std::move(*request)});
+    BuildPlan p = plan_build(*spec_, configs[i], arch_);
+    launches[i] = std::move(p.launch);
+    if (!p.request) continue;
+    batch.push_back({db::config_key(configs[i]), std::move(*p.request)});
     batch_index.push_back(i);
   }
   std::vector<CompilePlan::Keyed> next = keyed_requests(next_);
@@ -335,14 +303,13 @@ void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const O
   // Configurations whose geometry failed have nothing to compile: first.
   // Once on_measured says stop, the compiles still running are cancelled.
   for (size_t i = 0; i < configs.size(); ++i)
-    if (!compiled[i].launch && !finish_turn(i, run_one(configs[i], compiled[i]), 0)) return;
+    if (!launches[i].ok() && !finish_turn(i, run_one(configs[i], finish_build(launches[i])), 0)) return;
   while (!waiting.empty()) {
     const auto t0 = Clock::now();
     auto [ticket, result] = pool_->take_any(waiting);
     const double wait_ms = ms_since(t0);
     const size_t i = index_of.at(ticket);
-    compiled[i].result = std::move(result);
-    if (!finish_turn(i, run_one(configs[i], compiled[i]), wait_ms)) return;
+    if (!finish_turn(i, run_one(configs[i], finish_build(launches[i], std::move(result))), wait_ms)) return;
   }
 }
 
@@ -362,9 +329,8 @@ void GpuEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
 std::vector<CompilePlan::Keyed> GpuEvaluator::keyed_requests(std::span<const std::vector<Value>> configs) const {
   std::vector<CompilePlan::Keyed> out;
   for (const std::vector<Value>& c : configs) {
-    std::optional<CompileRequest> request;
-    prepare(c, request);
-    if (request) out.push_back({db::config_key(c), std::move(*request)});
+    BuildPlan p = plan_build(*spec_, c, arch_);
+    if (p.request) out.push_back({db::config_key(c), std::move(*p.request)});
   }
   return out;
 }
@@ -433,23 +399,6 @@ std::vector<Config> GpuEvaluator::beside(const Beside& b) {
   std::vector<Config> out = proposal.get();
   abandon_ = false;
   return out;
-}
-
-std::vector<GpuEvaluator::Compiled> GpuEvaluator::compile_all(std::span<const std::vector<Value>> configs) {
-  std::vector<Compiled> compiled;
-  std::vector<std::optional<CompilePool::Ticket>> tickets;
-  std::vector<CompilePool::Ticket> untaken;
-  const CancelOnExit cancel_on_exit{*pool_, untaken};
-  for (const auto& c : configs) {
-    std::optional<CompileRequest> request;
-    compiled.push_back(prepare(c, request));
-    tickets.push_back(request ? std::optional(pool_->submit(std::move(*request))) : std::nullopt);
-    if (tickets.back()) untaken.push_back(*tickets.back());
-  }
-  for (size_t i = 0; i < configs.size(); ++i)
-    if (tickets[i]) compiled[i].result = pool_->take(*tickets[i]);
-  untaken.clear();
-  return compiled;
 }
 
 }  // namespace ktune

@@ -1,13 +1,15 @@
 // GpuEvaluator: measures a spec's configurations on one GPU.
 //
-// Per batch it hands every configuration to a CompilePool (worker processes,
-// through the on-disk cubin cache; tuner/compile/pool.h) and gives each one to
-// the crash-proof Engine as soon as its compile is done, while the pool
+// Per batch it plans every configuration's build (tuner/build/build.h), hands
+// the compiles to a CompilePool (worker processes, through the on-disk cubin
+// cache; tuner/compile/pool.h) and gives each configuration whose build is ok
+// to the crash-proof Engine as soon as its compile is done, while the pool
 // compiles the rest. Before the first measurement it prepares what
 // verification compares against: the reference kernel's outputs, a file, or
-// (first_valid) the outputs of the first configuration that runs. Geometry
-// over a limit, compile errors, crashes, hangs and wrong answers all come back
-// as a db::Evaluation with a status and a reason. Its work on a few chosen
+// (first_valid) the outputs of the first configuration that runs. A failed
+// build (no launch, a launch over the architecture's limits, a compile
+// error), crashes, hangs and wrong answers all come back as a db::Evaluation
+// with a status and a reason. Its work on a few chosen
 // configurations outside the batches (run_once, remeasure, profile,
 // measure_limits) is in gpu_chosen.cpp.
 #pragma once
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "tuner/build/build.h"
 #include "tuner/compile/compiler.h"
 #include "tuner/compile/plan.h"
 #include "tuner/compile/pool.h"
@@ -111,21 +114,13 @@ class GpuEvaluator : public ConfigEvaluator {
   db::DeviceInfo measure_limits();
 
  private:
-  struct Compiled;
-  // Geometry, and the compile request for the pool (nullopt when the geometry fails).
-  Compiled prepare(const std::vector<Value>& config, std::optional<CompileRequest>& request) const;
   // The compile requests of those of `configs` whose geometry holds, keyed
   // for the plan (what is queued ahead of the GPU).
   std::vector<CompilePlan::Keyed> keyed_requests(std::span<const std::vector<Value>> configs) const;
-  // Every configuration prepared and compiled (all submitted before any is
-  // awaited): what remeasure and profile run over.
-  std::vector<Compiled> compile_all(std::span<const std::vector<Value>> configs);
-  Measured run_one(const std::vector<Value>& config, const Compiled& compiled);
-  // The compile's outcome in `e`: the status and reason of a configuration
-  // that cannot run (invalid launch, compile error), else its resources.
-  // Returns whether it can run.
-  static bool take_compile(const Compiled& compiled, db::Evaluation& e);
-  gpu::Job make_job(const std::vector<Value>& config, const Compiled& compiled) const;
+  // The build's outcome stored, and the configuration measured where it built.
+  Measured run_one(const std::vector<Value>& config, const Build& build);
+  // REQUIRES: build.ok()
+  gpu::Job make_job(const std::vector<Value>& config, const Build& build) const;
   // NVML's view of the device while the job ran, in `e`.
   static void take_device_state(const gpu::Result& r, db::Evaluation& e);
   // The engine's answer to `job`, with the warm-up chosen by how long the GPU has been idle.
@@ -151,14 +146,6 @@ class GpuEvaluator : public ConfigEvaluator {
   bool have_expected_ = false;
   double best_median_ms_ = 0;  // of this session's measurements, for the racing rule
   std::optional<std::chrono::steady_clock::time_point> gpu_idle_since_;  // end of the last job
-};
-
-// A configuration made ready for the GPU: its launch (or why it has none)
-// and its compile.
-struct GpuEvaluator::Compiled {
-  std::optional<Launch> launch;
-  std::string launch_error;
-  CompileResult result;
 };
 
 }  // namespace ktune

@@ -4,7 +4,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "tuner/tune/kernel_build.h"
+#include "tuner/build/build.h"
 
 namespace ktune {
 
@@ -13,12 +13,14 @@ std::vector<StaticFeatures> compile_features(const Spec& spec, const Arch& arch,
                                              const std::function<void(size_t, const StaticFeatures&)>& each,
                                              const std::function<bool()>& abandon) {
   std::vector<StaticFeatures> out(configs.size());
+  std::vector<LaunchResult> launches;
   std::vector<CompileRequest> requests;
   std::vector<size_t> asked;  // index in configs of each request
   for (size_t i = 0; i < configs.size(); ++i) {
-    KernelBuild b = plan_build(spec, spec.space().values(configs[i]), arch);
-    if (!b.request) continue;  // it cannot be launched: as good as not compiling
-    requests.push_back(std::move(*b.request));
+    BuildPlan p = plan_build(spec, spec.space().values(configs[i]), arch);
+    if (!p.request) continue;  // it cannot be launched: as good as not compiling
+    launches.push_back(std::move(p.launch));
+    requests.push_back(std::move(*p.request));
     asked.push_back(i);
   }
   std::vector<CompilePool::Ticket> tickets;
@@ -36,18 +38,20 @@ std::vector<StaticFeatures> compile_features(const Spec& spec, const Arch& arch,
         pool.cancel(tickets);
         break;
       }
-      const auto& [ticket, r] = *got;
-      StaticFeatures& f = out[asked[index_of.at(ticket)]];
-      f.compiled = r.ok;
-      if (r.ok) {
-        f.registers = r.resources.registers;
-        f.shared_bytes = static_cast<int>(r.resources.static_smem);
-        // The stack frame, as a measurement stores it (local_bytes) and a replay
-        // reads it back: register spills are what puts one there in tuned kernels.
-        f.spill_bytes = static_cast<int>(r.resources.local_bytes);
-        if (r.occupancy && r.occupancy->error.empty()) f.occupancy = r.occupancy->fraction;
-      }
-      if (each) each(asked[index_of.at(ticket)], f);
+      auto& [ticket, result] = *got;
+      const size_t j = index_of.at(ticket);
+      StaticFeatures& f = out[asked[j]];
+      // The figures a measurement stores and a replay reads back
+      // (ReplayEvaluator::features); the stack frame (local_bytes) is the
+      // spill figure: register spills are what puts one there in tuned kernels.
+      db::Evaluation e;
+      record_build(finish_build(launches[j], std::move(result)), e);
+      f.compiled = e.status != db::Status::CompileError;
+      f.registers = static_cast<int>(e.registers.value_or(0));
+      f.shared_bytes = static_cast<int>(e.shared_bytes.value_or(0));
+      f.spill_bytes = static_cast<int>(e.local_bytes.value_or(0));
+      f.occupancy = e.occupancy.value_or(0);
+      if (each) each(asked[j], f);
     }
   } catch (...) {
     pool.cancel(tickets);

@@ -1,10 +1,8 @@
-#include "tuner/tune/kernel_build.h"
+#include "tuner/tune/engine_arguments.h"
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <map>
 #include <span>
 
 #include "db/interchange/interchange.h"
@@ -77,91 +75,6 @@ gpu::Fill engine_fill(const Argument& a, const Spec& spec) {
 }
 
 }  // namespace
-
-KernelBuild plan_build(const Spec& spec, const std::vector<Value>& config, const Arch& arch) {
-  KernelBuild b{spec.geometry(config), std::nullopt};
-  if (b.launch.ok()) b.request = make_compile_request(spec, config, *b.launch.launch, arch);
-  return b;
-}
-
-CompileRequest make_compile_request(const Spec& spec, const std::vector<Value>& config, const Launch& launch,
-                                    const Arch& arch) {
-  CompileRequest r;
-  r.source = spec.kernel.source;
-  r.source_path = spec.kernel.source_path;
-  r.kernel_name = spec.kernel.name;
-  r.template_args = spec.template_arguments(config);
-  r.defines = spec.defines(config, launch);
-  for (const std::string& opt : spec.kernel.compiler_options) {
-    // The language standard has its own field so the default is not passed twice.
-    if (opt.rfind("-std=", 0) == 0 || opt.rfind("--std=", 0) == 0) {
-      r.std = opt.substr(opt.find('=') + 1);
-    } else {
-      r.options.push_back(opt);
-    }
-  }
-  r.arch = arch;
-  r.compiler = spec.kernel.compiler;
-  r.block_threads = static_cast<int>(launch.block[0] * launch.block[1] * launch.block[2]);
-  r.dynamic_smem = static_cast<std::size_t>(launch.shared_memory);
-  return r;
-}
-
-CompileRequest make_reference_request(const Spec& spec, const std::vector<Value>& config, const Launch& launch,
-                                      const Arch& arch) {
-  CompileRequest r = make_compile_request(spec, config, launch, arch);
-  r.kernel_name = spec.verify.kernel;
-  r.template_args.clear();
-  r.block_threads = static_cast<int>(spec.verify.block[0] * spec.verify.block[1] * spec.verify.block[2]);
-  r.dynamic_smem = 0;
-  return r;
-}
-
-static std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t");
-  const auto e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
-std::vector<Value> parse_config_option(const Spec& spec, const std::string& text) {
-  const auto& params = spec.space().parameters();
-  std::map<std::string, std::string> given;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string item = trim(text.substr(pos, comma - pos));
-    pos = comma + 1;
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos) throw Error::bad_input("--config: expected name=value, got '" + item + "'");
-    given[trim(item.substr(0, eq))] = trim(item.substr(eq + 1));
-  }
-  // A name that is no parameter first: a misspelt one is what is wrong, not
-  // the parameter it leaves without a value.
-  for (const auto& [name, value] : given) {
-    if (std::any_of(params.begin(), params.end(), [&](const Parameter& p) { return p.name == name; })) continue;
-    std::string listed;
-    for (const Parameter& p : params) listed += (listed.empty() ? "" : ", ") + p.name;
-    throw Error::bad_input("--config: unknown parameter '" + name + "'; the parameters: " + listed);
-  }
-  std::vector<Value> values;
-  for (const Parameter& p : params) {
-    auto it = given.find(p.name);
-    if (it == given.end()) throw Error::bad_input("--config: no value for parameter '" + p.name + "'");
-    const Value* match = nullptr;
-    for (const Value& v : p.values)
-      if (v.str() == it->second || v.repr() == it->second) match = &v;
-    if (!match) {
-      std::string listed;
-      for (const Value& v : p.values) listed += (listed.empty() ? "" : ", ") + v.str();
-      throw Error::bad_input("--config: " + p.name + "=" + it->second + " is not one of its values: " + listed);
-    }
-    values.push_back(*match);
-    given.erase(it);
-  }
-  return values;
-}
 
 std::vector<gpu::ArgSpec> engine_arguments(const Spec& spec) {
   std::vector<gpu::ArgSpec> out;
