@@ -134,5 +134,64 @@ TEST(Dispatch, ChunksAndTheNextBatchMakeUpTheMinimumAhead) {
   EXPECT_EQ(values_at(next, b2.now), b_first);
 }
 
+// A worker that is lost gives back the part of its chunk never reported and
+// every chunk promised to it; the others take them, each once, and what it
+// was promised of the next batch is anybody's again.
+TEST(Dispatch, ALostWorkersChunksGoToTheOthers) {
+  Dispatch d(3, 0, 8);
+  d.upcoming(configs(100, 8));
+  const auto batch = configs(0, 40);
+  d.begin(batch);
+  Dispatch::Work lost = d.take(0);
+  ASSERT_EQ(lost.now.size(), 7u);  // 40 / (2 x 3)
+  ASSERT_GE(lost.ahead.size(), 8u);  // promised chunks of this batch
+  std::multiset<size_t> handed(lost.now.begin(), lost.now.begin() + 3);  // reported before it was lost
+  Dispatch::Work b = d.take(1);
+  handed.insert(b.now.begin(), b.now.end());
+  d.retire(0, std::vector<size_t>(lost.now.begin() + 3, lost.now.end()));
+  EXPECT_EQ(d.live_workers(), 2u);
+  EXPECT_TRUE(d.has_work());
+  EXPECT_TRUE(d.take(0).now.empty());  // it takes nothing more
+  // What it gave back comes first, in batch order.
+  Dispatch::Work c = d.take(2);
+  EXPECT_EQ(c.now.front(), lost.now[3]);
+  handed.insert(c.now.begin(), c.now.end());
+  for (int turn = 0; turn < 40 && d.has_work(); ++turn)
+    for (size_t w : {size_t(1), size_t(2)}) {
+      Dispatch::Work next = d.take(w);
+      handed.insert(next.now.begin(), next.now.end());
+    }
+  EXPECT_FALSE(d.has_work());
+  ASSERT_EQ(handed.size(), batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) EXPECT_EQ(handed.count(i), 1u) << i;
+
+  // The next batch: whatever worker 0 was promised of it goes to the others.
+  d.upcoming({});
+  d.begin(configs(100, 8));
+  std::multiset<size_t> next_handed;
+  for (int turn = 0; turn < 20; ++turn)
+    for (size_t w : {size_t(0), size_t(1), size_t(2)}) {
+      Dispatch::Work next = d.take(w);
+      if (w == 0) EXPECT_TRUE(next.now.empty());
+      next_handed.insert(next.now.begin(), next.now.end());
+    }
+  ASSERT_EQ(next_handed.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(next_handed.count(i), 1u) << i;
+}
+
+// The configurations of the next batch that a lost worker was to compile
+// ahead may be promised to another.
+TEST(Dispatch, ALostWorkersShareOfTheNextBatchIsPromisedAgain) {
+  Dispatch d(2, 0, 4);
+  d.upcoming(configs(100, 4));
+  d.begin(configs(0, 1));
+  Dispatch::Work a = d.take(0);  // the one configuration, and the whole next batch ahead
+  ASSERT_EQ(a.ahead, configs(100, 4));
+  d.retire(0, a.now);
+  Dispatch::Work b = d.take(1);
+  EXPECT_EQ(b.now, std::vector<size_t>{0});
+  EXPECT_EQ(b.ahead, configs(100, 4));
+}
+
 }  // namespace
 }  // namespace ktune

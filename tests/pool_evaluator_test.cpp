@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -167,14 +170,16 @@ class Scripted : public ConfigEvaluator {
     return d;
   }
   void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+    for (size_t i = 0; i < configs.size(); ++i)
+      if (!evaluate_one(configs[i], i, on)) return;
+  }
+  bool evaluate_one(const std::vector<Value>& config, size_t i, const OnMeasured& on) {
     if (std::this_thread::get_id() != made_on_) wrong_thread = true;
-    for (size_t i = 0; i < configs.size(); ++i) {
-      Measured m;
-      m.eval.config = configs[i];
-      m.eval.time_ms = configs[i][0].as_float();
-      m.cost_s = configs[i][0].as_float();
-      if (!on(i, m)) return;
-    }
+    Measured m;
+    m.eval.config = config;
+    m.eval.time_ms = config[0].as_float();
+    m.cost_s = config[0].as_float();
+    return on(i, m);
   }
   bool replay() const override { return false; }
   std::string source() const override { return name_; }
@@ -250,7 +255,7 @@ TEST(PoolEvaluator, LiveMembersReportEachConfigurationOnceOneAtATime) {
   for (int t : times) EXPECT_LE(t, 1);
 }
 
-TEST(PoolEvaluator, LiveMembersOfDifferentModelsOrAFailedOneAreRefused) {
+TEST(PoolEvaluator, LiveMembersOfDifferentModelsOrAllFailedAreRefused) {
   std::vector<PoolEvaluator::MakeMember> mixed;
   mixed.push_back([] { return std::make_unique<Scripted>("GPU A"); });
   mixed.push_back([] { return std::make_unique<Scripted>("GPU B"); });
@@ -262,12 +267,178 @@ TEST(PoolEvaluator, LiveMembersOfDifferentModelsOrAFailedOneAreRefused) {
     EXPECT_NE(std::string(e.what()).find("one model"), std::string::npos) << e.what();
   }
   std::vector<PoolEvaluator::MakeMember> failing;
-  failing.push_back([] { return std::make_unique<Scripted>(); });
-  failing.push_back([]() -> std::unique_ptr<ConfigEvaluator> { throw Error::failed("cannot tune on a GPU: none"); });
-  EXPECT_THROW(PoolEvaluator pool(std::move(failing)), Error);
+  for (int i = 0; i < 2; ++i)
+    failing.push_back([i]() -> std::unique_ptr<ConfigEvaluator> {
+      throw Error::failed("cannot tune on GPU " + std::to_string(i));
+    });
+  try {
+    PoolEvaluator pool(std::move(failing));
+    FAIL() << "a pool of no member made";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "cannot tune on GPU 0");  // the first one's
+  }
 }
 
-TEST(PoolEvaluator, AMembersErrorEndsTheBatchAndReachesTheCaller) {
+// A stand-in GPU that is lost (throws) once it has measured `lives`
+// configurations, in the middle of a chunk; `pace` per configuration, so
+// that every member gets its share.
+struct Dying : Scripted {
+  explicit Dying(size_t lives, std::string why = "GPU lost: an uncorrectable ECC error")
+      : lives(lives), why(std::move(why)) {}
+  void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      if (measured == lives) throw Error::failed(why);
+      ++measured;
+      std::this_thread::sleep_for(pace);
+      if (!Scripted::evaluate_one(configs[i], i, on)) return;
+    }
+  }
+  size_t lives, measured = 0;
+  std::string why;
+  std::chrono::microseconds pace{0};
+};
+constexpr size_t kImmortal = std::numeric_limits<size_t>::max();
+
+std::vector<std::vector<Value>> numbered(int n, int from = 0) {
+  std::vector<std::vector<Value>> out;
+  for (int i = from; i < from + n; ++i) out.push_back({Value(1e-4 * i)});
+  return out;
+}
+
+// How many times each configuration of the batch was reported; each one
+// checked against the configuration it answers.
+std::vector<int> evaluate_counting(PoolEvaluator& pool, const std::vector<std::vector<Value>>& batch) {
+  std::vector<int> times(batch.size(), 0);
+  pool.evaluate(batch, [&](size_t i, const Measured& m) {
+    ++times.at(i);
+    EXPECT_EQ(m.eval.config, batch[i]);
+    EXPECT_DOUBLE_EQ(m.eval.time_ms.value_or(-1), batch[i][0].as_float());
+    return true;
+  });
+  return times;
+}
+
+// Two of four members are lost in the middle of their chunks: what they held
+// unreported, and the chunks promised to them, are measured by the others,
+// every configuration reported once; the pool goes on with two.
+TEST(PoolEvaluator, LostMembersHandWhatTheyHeldToTheOthers) {
+  std::vector<LostWorker> told;
+  std::vector<PoolEvaluator::MakeMember> makers;
+  for (size_t lives : {kImmortal, size_t(3), size_t(11), kImmortal})
+    makers.push_back([lives] {
+      auto d = std::make_unique<Dying>(lives);
+      if (lives == 3) d->why = "GPU 1 fell off the bus";
+      d->pace = std::chrono::microseconds(200);
+      return d;
+    });
+  PoolEvaluator pool(std::move(makers), 0, [&](const LostWorker& l) { told.push_back(l); });
+  const auto batch = numbered(300);
+  const std::vector<int> times = evaluate_counting(pool, batch);
+  for (size_t i = 0; i < times.size(); ++i) EXPECT_EQ(times[i], 1) << i;
+  const PoolStats& s = pool.stats();
+  EXPECT_EQ(s.workers, 4u);
+  ASSERT_EQ(s.lost.size(), 2u);
+  ASSERT_EQ(told.size(), 2u);
+  std::set<size_t> which;
+  for (const LostWorker& l : s.lost) {
+    which.insert(l.index);
+    EXPECT_EQ(l.source, "Scripted GPU");
+    EXPECT_EQ(l.reason, l.index == 1 ? "GPU 1 fell off the bus" : "GPU lost: an uncorrectable ECC error");
+  }
+  EXPECT_EQ(which, (std::set<size_t>{1, 2}));
+  EXPECT_EQ(told[0].index, s.lost[0].index);
+
+  // The next batches go to the two left; the questions to the first of them.
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<int> again = evaluate_counting(pool, numbered(50));
+    for (int t : again) EXPECT_EQ(t, 1);
+  }
+  EXPECT_EQ(pool.features(std::vector<Config>(2)).size(), 2u);
+  pool.compile_ahead({});
+  EXPECT_EQ(pool.stats().lost.size(), 2u);
+}
+
+// A member lost on its first configuration, while the other has finished
+// the rest, still has its chunk measured (by the other, in a round after the
+// first); so has what it was promised of the next batch.
+TEST(PoolEvaluator, AMemberLostAfterTheOthersFinishedIsMeasuredByThem) {
+  auto holds = std::make_shared<std::atomic<bool>>(false);  // the slow one has a chunk
+  struct Slow : Dying {
+    explicit Slow(std::shared_ptr<std::atomic<bool>> holds) : Dying(0), holds(std::move(holds)) {}
+    void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+      *holds = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the other is done meanwhile
+      Dying::evaluate(configs, on);
+    }
+    std::shared_ptr<std::atomic<bool>> holds;
+  };
+  struct Waiting : Scripted {
+    explicit Waiting(std::shared_ptr<std::atomic<bool>> holds) : holds(std::move(holds)) {}
+    void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+      while (!*holds) std::this_thread::yield();  // so that the slow one takes a chunk at all
+      Scripted::evaluate(configs, on);
+    }
+    std::shared_ptr<std::atomic<bool>> holds;
+  };
+  std::vector<PoolEvaluator::MakeMember> makers;
+  makers.push_back([holds] { return std::make_unique<Slow>(holds); });
+  makers.push_back([holds] { return std::make_unique<Waiting>(holds); });
+  PoolEvaluator pool(std::move(makers));
+  const auto batch = numbered(8);
+  pool.compile_ahead(numbered(16, 100));
+  for (int t : evaluate_counting(pool, batch)) EXPECT_EQ(t, 1);
+  ASSERT_EQ(pool.stats().lost.size(), 1u);
+  EXPECT_EQ(pool.stats().lost[0].index, 0u);
+  pool.compile_ahead({});
+  for (int t : evaluate_counting(pool, numbered(16, 100))) EXPECT_EQ(t, 1);
+}
+
+// A factory that throws is a member lost before it began: the others measure.
+TEST(PoolEvaluator, AMemberWhoseFactoryFailsIsLostAtTheStart) {
+  std::vector<LostWorker> told;
+  std::vector<PoolEvaluator::MakeMember> makers;
+  makers.push_back([] { return std::make_unique<Scripted>("GPU A"); });
+  makers.push_back([]() -> std::unique_ptr<ConfigEvaluator> { throw Error::failed("cannot open GPU 1: busy"); });
+  makers.push_back([] { return std::make_unique<Scripted>("GPU A"); });
+  PoolEvaluator pool(std::move(makers), 0, [&](const LostWorker& l) { told.push_back(l); });
+  EXPECT_EQ(pool.workers(), 2u);
+  EXPECT_EQ(pool.source(), "GPU A; GPU A");
+  ASSERT_EQ(pool.stats().lost.size(), 1u);
+  EXPECT_EQ(pool.stats().lost[0].index, 1u);
+  EXPECT_EQ(pool.stats().lost[0].source, "");
+  EXPECT_EQ(pool.stats().lost[0].reason, "cannot open GPU 1: busy");
+  EXPECT_EQ(told.size(), 1u);
+  for (int t : evaluate_counting(pool, numbered(40))) EXPECT_EQ(t, 1);
+}
+
+// When every member is lost the first loss reaches the caller, after all that
+// was measured has been reported once; the pool takes nothing more.
+TEST(PoolEvaluator, WhenEveryMemberIsLostTheFirstLossReachesTheCaller) {
+  std::vector<PoolEvaluator::MakeMember> makers;
+  for (size_t i = 0; i < 3; ++i)
+    makers.push_back([i] { return std::make_unique<Dying>(2 + i, "GPU " + std::to_string(i) + " lost"); });
+  PoolEvaluator pool(std::move(makers), 1);
+  const auto batch = numbered(50);
+  std::vector<int> times(batch.size(), 0);
+  try {
+    pool.evaluate(batch, [&](size_t i, const Measured&) { return ++times.at(i) > 0; });
+    FAIL() << "no member left, and no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(pool.stats().lost.size(), 3u);
+    EXPECT_EQ(std::string(e.what()), pool.stats().lost[0].reason);
+  }
+  int reported = 0;
+  for (int t : times) {
+    EXPECT_LE(t, 1);
+    reported += t;
+  }
+  EXPECT_EQ(reported, 2 + 3 + 4);  // every life measured
+  EXPECT_THROW(pool.evaluate(numbered(2), [](size_t, const Measured&) { return true; }), Error);
+  EXPECT_THROW(pool.features(std::vector<Config>(1)), Error);
+}
+
+// A configuration on which every member throws loses them all, one by one.
+TEST(PoolEvaluator, AConfigurationThatBreaksEveryMemberEndsTheBatch) {
   struct Breaking : Scripted {
     void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
       if (configs[0][0].as_float() > 0.5) throw Error::failed("a member broke");
@@ -279,10 +450,71 @@ TEST(PoolEvaluator, AMembersErrorEndsTheBatchAndReachesTheCaller) {
   PoolEvaluator pool(std::move(makers), 1);
   std::vector<std::vector<Value>> batch = configs_costing({0, 0, 0, 1, 0, 0, 0, 0, 0, 0});
   EXPECT_THROW(pool.evaluate(batch, [](size_t, const Measured&) { return true; }), Error);
-  // The pool still works afterwards.
+  EXPECT_EQ(pool.stats().lost.size(), 3u);
+}
+
+// The run's own errors are not a member's: an exception of on_measured (the
+// store's) and a cancel reach the caller at once, and no member is lost.
+TEST(PoolEvaluator, TheRunsOwnErrorsLoseNoMember) {
+  struct Cancelling : Scripted {
+    void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+      if (configs[0][0].as_float() > 0.5) throw Cancelled{};
+      Scripted::evaluate(configs, on);
+    }
+  };
+  std::vector<PoolEvaluator::MakeMember> makers;
+  for (int i = 0; i < 3; ++i) makers.push_back([] { return std::make_unique<Cancelling>(); });
+  PoolEvaluator pool(std::move(makers), 1);
   int n = 0;
-  pool.evaluate(configs_costing({0, 0}), [&](size_t, const Measured&) { return ++n > 0; });
-  EXPECT_EQ(n, 2);
+  EXPECT_THROW(pool.evaluate(numbered(20),
+                             [&](size_t, const Measured&) -> bool {
+                               if (++n == 5) throw Error::failed("the database is locked");
+                               return true;
+                             }),
+               Error);
+  EXPECT_THROW(pool.evaluate(configs_costing({0, 1, 0}), [](size_t, const Measured&) { return true; }), Cancelled);
+  EXPECT_TRUE(pool.stats().lost.empty());
+  for (int t : evaluate_counting(pool, numbered(30))) EXPECT_EQ(t, 1);
+}
+
+// A whole tuning run over live members of which two are lost part-way (a
+// replay stands in for each GPU): every configuration is stored once, and
+// the optimum is the one a single replay finds.
+TEST(PoolEvaluator, ARunThatLosesTwoOfThreeMembersStoresEveryResultOnce) {
+  struct DyingReplay : ReplayEvaluator {
+    DyingReplay(const Spec& spec, size_t lives) : ReplayEvaluator(spec, kData), lives(lives) {}
+    void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+      for (size_t i = 0; i < configs.size(); ++i) {
+        if (measured++ == lives) throw Error::failed("cannot restart the GPU worker: no device");
+        bool go = true;
+        ReplayEvaluator::evaluate(configs.subspan(i, 1), [&](size_t, const Measured& m) { return go = on(i, m); });
+        if (!go) return;
+      }
+    }
+    size_t lives, measured = 0;
+  };
+  TempDir dir;
+  const Spec spec = load_spec(kSpec);
+  ReplayEvaluator one(spec, kData);
+  db::Store store1(dir.file("one.db"));
+  Recorder seen1;
+  const tune::RunOutcome out1 = tune::run(spec, one, store1, brute_force(), seen1);
+
+  std::vector<PoolEvaluator::MakeMember> makers;
+  makers.push_back([&] { return std::make_unique<DyingReplay>(spec, 40); });
+  makers.push_back([&] { return std::make_unique<ReplayEvaluator>(spec, kData); });
+  makers.push_back([&] { return std::make_unique<DyingReplay>(spec, 150); });
+  PoolEvaluator pool(std::move(makers));
+  db::Store store(dir.file("pool.db"));
+  Recorder seen;
+  const tune::RunOutcome out = tune::run(spec, pool, store, brute_force(), seen);
+  EXPECT_EQ(pool.stats().lost.size(), 2u);
+  EXPECT_EQ(out.result.fevals, out1.result.fevals);
+  EXPECT_EQ(out.result.best_score, out1.result.best_score);
+  EXPECT_EQ(out.result.best_config, out1.result.best_config);
+  const auto per_config = stored_per_config(store, spec);
+  EXPECT_EQ(per_config.size(), stored_per_config(store1, spec).size());
+  for (const auto& [key, n] : per_config) EXPECT_EQ(n, 1) << key;
 }
 
 // A live member compiles ahead the chunk it takes next, and at a batch's end

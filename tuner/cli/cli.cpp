@@ -1,6 +1,8 @@
 // The command line as one call (entry.h: run_command_line registers every
 // command and runs the one named), and what tuner/cli/cli.h shares between
 // the commands: the results database's path, duration options, Ctrl-C.
+#include <signal.h>
+
 #include <CLI/CLI.hpp>
 
 #include <cctype>
@@ -28,6 +30,7 @@ std::string ResultsOptions::resolved_db() const {
 namespace {
 
 Cancel g_ctrl_c;
+volatile std::sig_atomic_t g_signal = 0;  // the last interrupting signal caught
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -36,16 +39,32 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-extern "C" void ktune_on_sigint(int) { g_ctrl_c.request(); }
+extern "C" void ktune_on_interrupt(int sig) {
+  g_signal = sig;
+  g_ctrl_c.request();
+}
 
 CatchInterrupt::CatchInterrupt() {
   g_ctrl_c.clear();
-  previous_ = std::signal(SIGINT, ktune_on_sigint);
+  g_signal = 0;
+  previous_int_ = std::signal(SIGINT, ktune_on_interrupt);
+  previous_term_ = std::signal(SIGTERM, ktune_on_interrupt);
+  // One that came while a parent held it blocked is handled now, not never.
+  sigset_t both;
+  sigemptyset(&both);
+  sigaddset(&both, SIGINT);
+  sigaddset(&both, SIGTERM);
+  pthread_sigmask(SIG_UNBLOCK, &both, nullptr);
 }
 
-CatchInterrupt::~CatchInterrupt() { std::signal(SIGINT, previous_); }
+CatchInterrupt::~CatchInterrupt() {
+  std::signal(SIGINT, previous_int_);
+  std::signal(SIGTERM, previous_term_);
+}
 
 const Cancel& ctrl_c() { return g_ctrl_c; }
+
+int interrupted_status() { return 128 + (g_signal == SIGTERM ? SIGTERM : SIGINT); }
 
 std::string resolved_device(db::Store& store, const std::string& name) {
   if (name.empty()) return name;
@@ -144,7 +163,7 @@ int run_command_line(int argc, char** argv) {
   } catch (const ktune::Cancelled&) {  // Ctrl-C inside a command that has nothing to report
     std::fflush(stdout);
     std::cerr << "ktune: interrupted\n";
-    return 130;
+    return interrupted_status();
   } catch (const ktune::Error& e) {
     std::fflush(stdout);
     std::cerr << "ktune: " << e.what() << '\n';

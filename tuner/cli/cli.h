@@ -48,9 +48,11 @@ std::string resolved_device(db::Store& store, const std::string& name);
 // extents; anything but integers is bad input.
 db::ProblemSize problem_size_option(const std::string& text);
 
-// Ctrl-C for as long as this lives: the handler requests ctrl_c() instead of
-// ending the process, so the command can stop cleanly with what it has done;
-// the previous handler comes back after. One at a time.
+// Ctrl-C (SIGINT) and SIGTERM (Slurm's time limit, `kill`) for as long as
+// this lives: the handler requests ctrl_c() instead of ending the process, so
+// the command can stop cleanly with what it has done; the previous handlers
+// come back after. Either signal, held blocked by whoever started this
+// process, is unblocked. One at a time.
 class CatchInterrupt {
  public:
   CatchInterrupt();
@@ -59,10 +61,14 @@ class CatchInterrupt {
   CatchInterrupt& operator=(const CatchInterrupt&) = delete;
 
  private:
-  void (*previous_)(int);
+  void (*previous_int_)(int);
+  void (*previous_term_)(int);
 };
-// Requested by Ctrl-C while a CatchInterrupt lives (cleared when one starts).
+// Requested by Ctrl-C or SIGTERM while a CatchInterrupt lives (cleared when one starts).
 const Cancel& ctrl_c();
+// The exit status of a command that ctrl_c() stopped: 128 + the signal, 130
+// for SIGINT, 143 for SIGTERM (as a shell reports a process the signal ended).
+int interrupted_status();
 
 // Seconds in a duration option's text: a unit (spec.h's parse_duration: 90s,
 // 10m, 1.5h) or plain seconds, > 0. Anything else is bad input naming `option`.

@@ -294,7 +294,7 @@ int run_compile(const CompileOptions& o) {
   printer.finish(stopped);
   if (stopped) {
     std::cerr << "ktune: interrupted; the configurations printed were compiled\n";
-    return 130;
+    return interrupted_status();
   }
   return failed ? 1 : 0;
 }

@@ -207,7 +207,7 @@ int run_run(const RunOptions& o) {
   GpuEvaluator::Ran ran = evaluator.run_once(values, o.all_arguments);
   if (ctrl_c().requested()) {
     std::cerr << "ktune: interrupted\n";
-    return 130;
+    return interrupted_status();
   }
   RunReportOptions report;
   report.gpu = o.gpu;

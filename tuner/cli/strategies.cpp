@@ -202,12 +202,12 @@ int run_compare(const CompareCliOptions& o) {
                    o.plot);
   if (o.json) {
     std::cout << to_json(r) << '\n';
-    return r.interrupted ? 130 : 0;
+    return r.interrupted ? interrupted_status() : 0;
   }
   print_compare(spec, replay.device().name, o.simulate, o.runs, r, prior ? prior->describe() : "",
                 co.clock.compile_slots, std::cout);
   if (!o.plot.empty()) std::cout << "plot: " << o.plot << '\n';
-  return r.interrupted ? 130 : 0;
+  return r.interrupted ? interrupted_status() : 0;
 }
 
 struct ManifestEntry {
@@ -333,11 +333,11 @@ int run_manifest(const CompareCliOptions& o) {
   const std::vector<AggregateRow> agg = aggregate(run.results);
   if (o.json) {
     std::cout << Json{{"runs", o.runs}, {"spaces", run.spaces}, {"aggregate", aggregate_json(agg)}}.dump(1) << '\n';
-    return run.stopped ? 130 : 0;
+    return run.stopped ? interrupted_status() : 0;
   }
   for (const LabelledResult& sp : run.results) print_manifest_space(sp, std::cout);
   print_aggregate(agg, run.results.size(), o.runs, std::cout);
-  return run.stopped ? 130 : 0;
+  return run.stopped ? interrupted_status() : 0;
 }
 
 }  // namespace

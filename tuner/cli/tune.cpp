@@ -156,7 +156,11 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
       go.gpu = gpu;
       return std::make_unique<GpuEvaluator>(spec, go);
     });
-  return std::make_unique<PoolEvaluator>(std::move(members));
+  auto say_lost = [gpus](const LostWorker& lost) {
+    std::cerr << "ktune: GPU " << gpus.at(lost.index) << " is lost (" << lost.reason
+              << "); the other GPUs measure what it held\n";
+  };
+  return std::make_unique<PoolEvaluator>(std::move(members), 0, say_lost);
 }
 
 // The spec as the options make it: constants overridden, verified against
@@ -269,7 +273,7 @@ int run_tune(const TuneOptions& o) {
   report.finish(outcome, o.json, o.top);
   if (outcome.interrupted) {
     report.finish_interrupted(std::cerr);
-    return 130;
+    return interrupted_status();
   }
   if (!profiled.empty() && !o.json) {
     std::cout << "\nhardware counters of the " << profiled.size() << " best (ktune profile):\n";

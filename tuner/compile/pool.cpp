@@ -235,9 +235,10 @@ class CompilePool::Slot {
     if (child == 0) {
       ::fcntl(sv[1], F_SETFD, 0);          // this end survives exec
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the slot thread
-      // Ctrl-C is the parent's to handle: a compile killed by it would be
-      // reported as a compile error of its configuration.
+      // Ctrl-C and SIGTERM (Slurm's, to every process) are the parent's: a compile
+      // killed by one would be reported as a compile error of its configuration.
       ::signal(SIGINT, SIG_IGN);
+      ::signal(SIGTERM, SIG_IGN);
       ::signal(SIGPIPE, SIG_IGN);
       ::execve(exe_.c_str(), argv, env.data());
       ::_exit(127);

@@ -97,7 +97,8 @@ Ready fork_worker(int gpu, double timeout_s, pid_t& pid, int& fd) {
   if (child == 0) {
     ::fcntl(sv[1], F_SETFD, 0);          // this end survives exec
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the tuning process
-    ::signal(SIGINT, SIG_IGN);           // Ctrl-C is the parent's to handle
+    ::signal(SIGINT, SIG_IGN);           // Ctrl-C is the parent's to handle,
+    ::signal(SIGTERM, SIG_IGN);          // and Slurm's SIGTERM to the whole step
     ::signal(SIGPIPE, SIG_IGN);
     ::execve(exe, argv, env.data());
     ::_exit(127);

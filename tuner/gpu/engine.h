@@ -16,7 +16,8 @@
 // on the next run(); the expected outputs live here and are re-sent, or, set
 // by a reference job, are computed again in the fresh worker.
 //
-// SIGINT: the worker ignores it, so Ctrl-C reaches only this process. Once
+// SIGINT and SIGTERM: the worker ignores them, so Ctrl-C (or Slurm's SIGTERM
+// to every process of a step) reaches only this process. Once
 // EngineOptions::cancel is requested (by the caller's handler), a running job
 // is abandoned (the worker is killed) and reported as Result::interrupted;
 // without one the job finishes normally and the caller checks afterwards.

@@ -7,10 +7,12 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <iostream>
 #include <mutex>
 #include <thread>
 
 #include "ktune/error.h"
+#include "search/expr/cancel.h"
 #include "tuner/base/wire.h"
 
 namespace ktune::mpi {
@@ -155,11 +157,13 @@ class MpiEvaluator::LocalThread {
 struct MpiEvaluator::Slot {
   bool busy = false;
   uint64_t chunk = 0;
+  std::vector<size_t> items;   // the chunk's indices into the batch
+  std::vector<bool> reported;  // of them
 };
 
 MpiEvaluator::MpiEvaluator(World& world, const Spec& spec, std::unique_ptr<ConfigEvaluator> local)
     : world_(&world), spec_(&spec), local_(std::move(local)), hosts_(static_cast<size_t>(world.size())),
-      dispatch_(static_cast<size_t>(world.size())) {
+      dispatch_(static_cast<size_t>(world.size())), lost_(static_cast<size_t>(world.size()), false) {
   hosts_[0] = host_name();
   std::optional<Error> problem;
   for (int got = 1; got < world.size(); ++got) {
@@ -221,16 +225,16 @@ class MpiEvaluator::Round {
     for (;;) {
       // The other ranks first: the local thread answers at once when they are busy.
       for (size_t k = 1; k <= ranks && !stopping_; ++k)
-        if (!slots_[k % ranks].busy) assign(k % ranks);
+        if (!slots_[k % ranks].busy && !self_.lost_[k % ranks]) assign(k % ranks);
       if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.busy; })) break;
       bool any = false;
       while (std::optional<LocalThread::Event> ev = self_.thread_->take()) {
         any = true;
         if (!ev->done) {
-          deliver(ev->index, std::move(ev->m));
+          deliver(0, ev->index, std::move(ev->m));
         } else {
           slots_[0].busy = false;
-          if (ev->error) fail(ev->error);
+          if (ev->error) lose_or_fail(0, ev->error);
         }
       }
       while (std::optional<Message> msg = self_.world_->poll()) {
@@ -249,7 +253,7 @@ class MpiEvaluator::Round {
   void assign(size_t r) {
     Dispatch::Work w = self_.dispatch_.take(r);
     if (w.now.empty()) return;
-    slots_[r] = {true, self_.next_chunk_++};
+    slots_[r] = {true, self_.next_chunk_++, w.now, std::vector<bool>(w.now.size(), false)};
     if (r == 0) {
       std::vector<std::vector<Value>> vals;
       for (size_t i : w.now) vals.push_back(configs_[i]);
@@ -281,8 +285,44 @@ class MpiEvaluator::Round {
     if (!stopping_) stop_all();
   }
 
-  void deliver(size_t index, Measured m) {
+  // A rank's evaluator threw (`e`: a GPU lost, a GPU worker that cannot be
+  // started again): the rank is lost and what it held unreported goes to the
+  // others (Dispatch::retire); the batch fails only once every rank is lost,
+  // or at once for a cancel.
+  void lose_or_fail(size_t r, std::exception_ptr e) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const Cancelled&) {
+      return fail(e);
+    } catch (...) {
+    }
+    Slot& slot = slots_[r];
+    std::vector<size_t> unreported;
+    for (size_t i = 0; i < slot.items.size(); ++i)
+      if (!slot.reported[i]) unreported.push_back(slot.items[i]);
+    self_.dispatch_.retire(r, unreported);
+    self_.lost_[r] = true;
+    std::string why = "an unknown error";
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      why = x.what();
+    } catch (...) {
+    }
+    const size_t left = size_t(std::count(self_.lost_.begin(), self_.lost_.end(), false));
+    // Another rank's message names it already.
+    if (r == 0) why = "rank 0 (" + self_.hosts_[0] + "): " + why;
+    std::cerr << "ktune: lost " << why << "; "
+              << (left ? "the other ranks measure what it held\n" : "no rank is left\n");
+    if (!self_.first_loss_) self_.first_loss_ = e;
+    if (!left) fail(self_.first_loss_);
+  }
+
+  void deliver(size_t r, size_t index, Measured m) {
     if (stopping_) return;  // a late result of a stopped batch: dropped, as a cancelled compile is
+    Slot& slot = slots_[r];
+    for (size_t i = 0; i < slot.items.size(); ++i)
+      if (slot.items[i] == index) slot.reported[i] = true;
     m.eval.config = configs_[index];
     try {
       if (!on_measured_(index, m)) stop_all();
@@ -296,7 +336,7 @@ class MpiEvaluator::Round {
     Slot& slot = slots_[r];
     if (msg.tag == Tag::Result) {
       ResultMsg res = wire::read<ResultMsg>(msg.payload);
-      if (slot.busy && res.chunk == slot.chunk && res.index < configs_.size()) deliver(res.index, std::move(res.m));
+      if (slot.busy && res.chunk == slot.chunk && res.index < configs_.size()) deliver(r, res.index, std::move(res.m));
       return;
     }
     const std::string who = "rank " + std::to_string(r) + " (" + self_.hosts_[r] + ")";
@@ -307,7 +347,7 @@ class MpiEvaluator::Round {
     const DoneMsg d = wire::read<DoneMsg>(msg.payload);
     if (d.chunk != slot.chunk) return;
     slot.busy = false;
-    if (!d.ok) fail(std::make_exception_ptr(Error(kind_of(d.error_kind), who + ": " + d.error)));
+    if (!d.ok) lose_or_fail(r, std::make_exception_ptr(Error(kind_of(d.error_kind), who + ": " + d.error)));
   }
 
   MpiEvaluator& self_;
@@ -319,6 +359,7 @@ class MpiEvaluator::Round {
 };
 
 void MpiEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
+  if (std::find(lost_.begin(), lost_.end(), false) == lost_.end()) std::rethrow_exception(first_loss_);
   dispatch_.begin(configs);
   Round(*this, configs, on_measured).run();
 }

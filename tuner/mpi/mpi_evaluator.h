@@ -17,11 +17,20 @@
 // wire-encoded Measured (tuner/base/wire.h); every rank loads the same spec,
 // which the first message checks (the spec hash), and a GPU rank must have
 // the same GPU model as rank 0 (one run is one device's series). A rank that
-// cannot build its evaluator, or fails while evaluating, fails the run with
-// its message; once on_measured says stop, the chunks in flight are stopped
-// and their late results dropped, as a single GPU cancels its compiles.
+// cannot build its evaluator fails the run with its message. A rank whose
+// evaluator throws while evaluating (an Error: a GPU lost, a GPU worker that
+// cannot be started again) is lost, not the run: a line on stderr says so,
+// it is sent no more chunks, and what it held unreported goes to the other
+// ranks (Dispatch::retire); only when every rank is lost does the first
+// loss's error end the run. Where rank 0's own evaluator is lost, the final
+// re-measure is skipped, and a strategy that asks for compile features still
+// asks it (its error then ends the run). A rank whose process dies ends the
+// whole MPI job (the launcher aborts it). Once on_measured says stop, the
+// chunks in flight are stopped and their late results dropped, as a single
+// GPU cancels its compiles.
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -52,11 +61,11 @@ class MpiEvaluator : public ConfigEvaluator {
   std::vector<StaticFeatures> features(std::span<const Config> configs) override { return local_->features(configs); }
   std::optional<RecordedPart> recorded_part() const override { return local_->recorded_part(); }
   std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override {
-    return local_->remeasure(configs, rounds);
+    return lost_[0] ? std::vector<Measured>{} : local_->remeasure(configs, rounds);
   }
   std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
                                 const std::vector<std::string>& metrics) override {
-    return local_->profile(configs, metrics);
+    return lost_[0] ? std::vector<Measured>{} : local_->profile(configs, metrics);
   }
   size_t workers() const override { return static_cast<size_t>(world_->size()); }
 
@@ -72,6 +81,8 @@ class MpiEvaluator : public ConfigEvaluator {
   std::vector<std::string> hosts_;  // per rank, for messages
   std::unique_ptr<LocalThread> thread_;
   Dispatch dispatch_;
+  std::vector<bool> lost_;        // per rank: its evaluator threw
+  std::exception_ptr first_loss_;  // rethrown once every rank is lost
   uint64_t next_chunk_ = 1;
   bool shut_down_ = false;
 };

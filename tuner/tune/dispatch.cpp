@@ -14,7 +14,8 @@ Dispatch::Dispatch(size_t workers, size_t max_chunk, size_t min_ahead)
       max_chunk_(max_chunk),
       min_ahead_(min_ahead),
       promised_(workers_),
-      carried_(workers_) {}
+      carried_(workers_),
+      retired_(workers_, false) {}
 
 void Dispatch::upcoming(std::span<const std::vector<Value>> next) {
   upcoming_.assign(next.begin(), next.end());
@@ -58,7 +59,7 @@ size_t Dispatch::guided_chunk(size_t left, size_t workers) {
 }
 
 size_t Dispatch::guided(size_t left) const {
-  size_t n = guided_chunk(left, workers_);
+  size_t n = guided_chunk(left, std::max<size_t>(1, live_workers()));
   if (max_chunk_) n = std::min(n, max_chunk_);
   return std::min(n, left);
 }
@@ -72,7 +73,7 @@ std::vector<size_t> Dispatch::chunk_from(std::deque<size_t>& from) const {
 
 Dispatch::Work Dispatch::take(size_t worker) {
   Work w;
-  if (worker >= workers_) return w;
+  if (worker >= workers_ || retired_[worker]) return w;
   auto promised_size = [&](size_t k) {
     size_t n = 0;
     for (const auto& c : promised_[k]) n += c.size();
@@ -107,6 +108,30 @@ Dispatch::Work Dispatch::take(size_t worker) {
     for (size_t i : chunk) w.ahead.push_back(batch_[i]);
   w.ahead.insert(w.ahead.end(), carried_[worker].begin(), carried_[worker].end());
   return w;
+}
+
+void Dispatch::retire(size_t worker, std::span<const size_t> unreported) {
+  if (worker >= workers_ || retired_[worker]) return;
+  retired_[worker] = true;
+  ++retired_count_;
+  std::vector<size_t> back(unreported.begin(), unreported.end());
+  for (const std::vector<size_t>& chunk : promised_[worker]) back.insert(back.end(), chunk.begin(), chunk.end());
+  promised_[worker].clear();
+  std::sort(back.begin(), back.end());
+  pending_.insert(pending_.begin(), back.begin(), back.end());
+  // Of the next batch: the others may compile it ahead again.
+  for (auto c = carried_[worker].rbegin(); c != carried_[worker].rend(); ++c)
+    for (size_t i = 0; i < upcoming_.size(); ++i)
+      if (upcoming_[i] == *c && std::find(upcoming_left_.begin(), upcoming_left_.end(), i) == upcoming_left_.end()) {
+        upcoming_left_.push_front(i);
+        break;
+      }
+  carried_[worker].clear();
+}
+
+bool Dispatch::has_work() const {
+  if (!pending_.empty()) return true;
+  return std::any_of(promised_.begin(), promised_.end(), [](const auto& p) { return !p.empty(); });
 }
 
 }  // namespace ktune

@@ -15,8 +15,9 @@
 // (upcoming(), the evaluator's compile_ahead) makes up at least `min_ahead`
 // configurations, and those go to that worker first in the next batch. A
 // worker left with nothing takes another's promised chunk rather than idle
-// (its compiles are then made twice at worst). Not thread-safe: the pool
-// calls it under its own lock.
+// (its compiles are then made twice at worst). A worker that is lost
+// (retire()) gives back what it held, for the others to take. Not
+// thread-safe: the pool calls it under its own lock.
 #pragma once
 
 #include <cstddef>
@@ -55,6 +56,16 @@ class Dispatch {
   };
   Work take(size_t worker);
 
+  // The worker is lost: `unreported` (indices of the chunk it was measuring
+  // whose results never came) and every chunk promised to it go back to be
+  // handed out, before the rest and in batch order; what it was promised of
+  // the next batch is anybody's again. It takes nothing more, and chunks are
+  // sized for the workers left. REQUIRES: worker < workers.
+  void retire(size_t worker, std::span<const size_t> unreported);
+  // Whether take() would still hand out something of this batch to a worker.
+  bool has_work() const;
+  size_t live_workers() const { return workers_ - retired_count_; }
+
   // Guided self-scheduling's chunk when `left` configurations remain for
   // `workers`: half of left / workers, rounded up, at least one (before
   // max_chunk). A batch's first chunks are so large that a worker freeing
@@ -75,6 +86,8 @@ class Dispatch {
   std::vector<std::vector<Value>> upcoming_;            // of the next batch
   std::deque<size_t> upcoming_left_;                    // indices into upcoming_ not promised yet
   std::vector<std::vector<std::vector<Value>>> carried_;  // per worker: promised from upcoming_, in order
+  std::vector<bool> retired_;                            // per worker: lost
+  size_t retired_count_ = 0;
 };
 
 }  // namespace ktune

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 
 #include "ktune/error.h"
+#include "search/expr/cancel.h"
 
 namespace ktune {
 namespace {
@@ -19,28 +22,22 @@ double steady_s() {
 }  // namespace
 
 // A live member: its evaluator, made, used and destroyed on its own thread,
-// which runs one task at a time.
+// which runs one task at a time until the member is retired (or its factory
+// fails: the thread then ends at once).
 class PoolEvaluator::Member {
  public:
   using Task = std::function<void(ConfigEvaluator&)>;
 
   explicit Member(MakeMember make) { thread_ = std::thread([this, make = std::move(make)] { loop(make); }); }
-  ~Member() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    changed_.notify_all();
-    thread_.join();
-  }
+  ~Member() { retire(); }
   Member(const Member&) = delete;
   Member& operator=(const Member&) = delete;
 
-  // Waits until the evaluator is made; rethrows its factory's exception.
-  void wait_made() {
+  // Waits until the evaluator is made; its factory's exception, if any.
+  std::exception_ptr made() {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return made_; });
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    return make_error_;
   }
   void post(Task task) {
     {
@@ -59,6 +56,19 @@ class PoolEvaluator::Member {
     post(std::move(task));
     if (std::exception_ptr e = wait()) std::rethrow_exception(e);
   }
+  // Ends the thread, the evaluator destroyed on it; nothing is posted after.
+  void retire() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    retired_ = true;
+  }
+  bool retired() const { return retired_; }
+
+  std::string source;  // the evaluator's source(), once asked
 
  private:
   void loop(const MakeMember& make) {
@@ -71,8 +81,9 @@ class PoolEvaluator::Member {
     }
     std::unique_lock lock(mutex_);
     made_ = true;
-    error_ = error;
+    make_error_ = error;
     changed_.notify_all();
+    if (!evaluator) return;
     for (;;) {
       changed_.wait(lock, [&] { return stopping_ || task_; });
       if (!task_) break;  // stopping
@@ -81,7 +92,6 @@ class PoolEvaluator::Member {
       running_ = true;
       lock.unlock();
       try {
-        if (!evaluator) throw Error::failed("internal: a pool member that was never made");
         task(*evaluator);
       } catch (...) {
         error = std::current_exception();
@@ -98,31 +108,36 @@ class PoolEvaluator::Member {
   std::mutex mutex_;
   std::condition_variable changed_;
   Task task_;
-  bool running_ = false, made_ = false, stopping_ = false;
-  std::exception_ptr error_;
+  bool running_ = false, made_ = false, stopping_ = false, retired_ = false;
+  std::exception_ptr error_, make_error_;
   std::thread thread_;
 };
 
-PoolEvaluator::PoolEvaluator(std::vector<MakeMember> members, size_t chunk)
-    : dispatch_(std::make_unique<Dispatch>(members.size(), chunk)) {
+PoolEvaluator::PoolEvaluator(std::vector<MakeMember> members, size_t chunk, OnLost on_lost)
+    : dispatch_(std::make_unique<Dispatch>(members.size(), chunk)), on_lost_(std::move(on_lost)) {
   if (members.empty()) throw Error::failed("internal: a pool of no evaluators");
   for (MakeMember& make : members) members_.push_back(std::make_unique<Member>(std::move(make)));
-  for (auto& m : members_) m->wait_made();  // the first failure, after every member has started or failed
-  std::vector<db::DeviceInfo> devices(members_.size());
-  std::vector<std::string> sources(members_.size());
-  for (size_t i = 0; i < members_.size(); ++i)
-    members_[i]->run([&, i](ConfigEvaluator& e) {
-      devices[i] = e.device();
-      sources[i] = e.source();
-      if (i == 0) replay_ = e.replay();
+  for (size_t i = 0; i < members_.size(); ++i)  // after every member has started or failed
+    if (std::exception_ptr e = members_[i]->made()) lose(i, e);
+  require_live();
+  std::vector<db::DeviceInfo> devices;
+  std::vector<std::string> sources;
+  for (auto& m : members_) {
+    if (m->retired()) continue;
+    m->run([&, first = devices.empty()](ConfigEvaluator& e) {
+      devices.push_back(e.device());
+      m->source = e.source();
+      if (first) replay_ = e.replay();
     });
+    sources.push_back(m->source);
+  }
   for (size_t i = 1; i < devices.size(); ++i)
     if (devices[i].name != devices[0].name)
       throw Error::bad_input("the GPUs of one run must be one model (one series of results): " + sources[0] +
                              " and " + sources[i] + "; tune each model in a run of its own");
   device_ = devices[0];
   for (const std::string& s : sources) source_ += (source_.empty() ? "" : "; ") + s;
-  stats_.workers = members_.size();
+  stats_.workers = devices.size();
 }
 
 PoolEvaluator::PoolEvaluator(std::unique_ptr<ReplayEvaluator> replay, ClockOptions clock)
@@ -137,8 +152,50 @@ PoolEvaluator::PoolEvaluator(std::unique_ptr<ReplayEvaluator> replay, ClockOptio
 PoolEvaluator::~PoolEvaluator() = default;
 
 void PoolEvaluator::on_first(const std::function<void(ConfigEvaluator&)>& task) {
-  if (simulated_) task(*replay_member_);
-  else members_[0]->run(task);
+  if (simulated_) return task(*replay_member_);
+  for (size_t k = 0; k < members_.size(); ++k) {
+    if (members_[k]->retired()) continue;
+    members_[k]->post(task);
+    std::exception_ptr e = members_[k]->wait();
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const Cancelled&) {
+      throw;
+    } catch (...) {
+      lose(k, e);
+    }
+  }
+  require_live();
+}
+
+void PoolEvaluator::require_live() const {
+  for (const auto& m : members_)
+    if (!m->retired()) return;
+  if (first_loss_) std::rethrow_exception(first_loss_);
+  throw Error::failed("internal: a pool whose every member is lost, for no reason");
+}
+
+void PoolEvaluator::note_loss(size_t k, std::exception_ptr why) {
+  LostWorker lost{k, members_[k]->source, "an unknown error"};
+  try {
+    std::rethrow_exception(why);
+  } catch (const std::exception& e) {
+    lost.reason = e.what();
+  } catch (...) {
+  }
+  if (!first_loss_) first_loss_ = why;
+  stats_.lost.push_back(lost);
+  if (on_lost_) on_lost_(lost);
+}
+
+void PoolEvaluator::lose(size_t k, std::exception_ptr why) {
+  {
+    std::lock_guard lock(dispatch_mutex_);
+    dispatch_->retire(k, {});
+  }
+  note_loss(k, why);
+  members_[k]->retire();
 }
 
 std::vector<StaticFeatures> PoolEvaluator::features(std::span<const Config> configs) {
@@ -204,17 +261,26 @@ void PoolEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
   std::lock_guard lock(dispatch_mutex_);
   dispatch_->upcoming(next);
   if (next.empty())  // the run ends: what each member queued ahead is dropped
-    for (auto& m : members_) m->run([](ConfigEvaluator& e) { e.compile_ahead({}); });
+    for (auto& m : members_)
+      if (!m->retired()) m->run([](ConfigEvaluator& e) { e.compile_ahead({}); });
 }
 
+// Each live member takes chunks until the batch is handed out. A member that
+// throws is lost: what it held and had not reported goes back to the
+// Dispatch, and while some is left and a member lives the others take it.
 void PoolEvaluator::evaluate_live(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
+  require_live();
   std::mutex& mutex = dispatch_mutex_;  // guards the dispatch and stop, and makes on_measured one call at a time
   bool stop = false;
+  std::vector<bool> lost(members_.size(), false);  // in this batch; its thread ends after the round
   {
     std::lock_guard lock(mutex);
     dispatch_->begin(configs);
   }
   auto work = [&](size_t member, ConfigEvaluator& e) {
+    std::vector<size_t> now;     // the chunk in hand
+    std::vector<bool> reported;  // of it
+    bool run_error = false;      // on_measured threw: the run's error, not the member's
     try {
       for (;;) {
         Dispatch::Work w;
@@ -222,30 +288,60 @@ void PoolEvaluator::evaluate_live(std::span<const std::vector<Value>> configs, c
           std::lock_guard lock(mutex);
           if (stop) return;
           w = dispatch_->take(member);
+          now = w.now;
+          reported.assign(now.size(), false);
         }
-        if (w.now.empty()) return;
+        if (now.empty()) return;
         std::vector<std::vector<Value>> values;
-        for (size_t i : w.now) values.push_back(configs[i]);
+        for (size_t i : now) values.push_back(configs[i]);
         // Not an empty one: to a GPU that says the run ends, and drops what it holds ahead.
         if (!w.ahead.empty()) e.compile_ahead(w.ahead);
         e.evaluate(values, [&](size_t i, const Measured& m) {
           std::lock_guard lock(mutex);
+          if (i >= now.size() || reported[i]) return !stop;
+          reported[i] = true;
           stats_.busy_s += m.cost_s;
-          if (!on_measured(w.now[i], m)) stop = true;
+          try {
+            if (!on_measured(now[i], m)) stop = true;
+          } catch (...) {
+            run_error = stop = true;
+            throw;
+          }
           return !stop;
         });
       }
-    } catch (...) {
+    } catch (const Cancelled&) {
       std::lock_guard lock(mutex);
       stop = true;  // the others finish what they hold and take no more
       throw;
+    } catch (...) {
+      std::lock_guard lock(mutex);
+      if (run_error) throw;
+      std::vector<size_t> unreported;
+      for (size_t i = 0; i < now.size(); ++i)
+        if (!reported[i]) unreported.push_back(now[i]);
+      dispatch_->retire(member, unreported);
+      lost[member] = true;
+      note_loss(member, std::current_exception());
     }
   };
-  for (size_t k = 0; k < members_.size(); ++k) members_[k]->post([&work, k](ConfigEvaluator& e) { work(k, e); });
-  std::exception_ptr first;
-  for (auto& m : members_)
-    if (std::exception_ptr e = m->wait(); e && !first) first = e;
-  if (first) std::rethrow_exception(first);
+  for (bool more = true; more;) {
+    std::vector<size_t> posted;
+    for (size_t k = 0; k < members_.size(); ++k)
+      if (!members_[k]->retired()) {
+        members_[k]->post([&work, k](ConfigEvaluator& e) { work(k, e); });
+        posted.push_back(k);
+      }
+    std::exception_ptr first;
+    for (size_t k : posted)
+      if (std::exception_ptr e = members_[k]->wait(); e && !first) first = e;
+    for (size_t k : posted)
+      if (lost[k]) members_[k]->retire();
+    if (first) std::rethrow_exception(first);
+    require_live();
+    std::lock_guard lock(mutex);
+    more = !stop && dispatch_->has_work();  // a lost member's, after the others had finished theirs
+  }
 }
 
 // The batch on the clock: the replay's answer for each configuration, its

@@ -7,7 +7,17 @@
 // every configuration is reported (and stored) once. A false from on_measured
 // starts nothing more; what is in flight still finishes and is reported.
 // Every other question (device, features, the final re-measure, a partial
-// recording) goes to the first worker.
+// recording) goes to the first worker still there.
+//
+// A live member that throws (its factory, or while it evaluates: a GPU lost,
+// a GPU worker process that cannot be started again) is lost, not the run:
+// its thread ends, the configurations it held whose results never came go to
+// the others (Dispatch::retire), and PoolStats::lost says which and why. Only
+// when every member is lost does the first loss's exception reach the
+// caller. A configuration that crashes or hangs a GPU worker process is not
+// a loss: gpu::Engine starts another and reports that configuration failed.
+// Errors of the run itself pass through at once: Cancelled, and whatever
+// on_measured throws (the store's).
 //
 // Two ways to run the workers, chosen by the constructor:
 //  * live (GPUs; later other processes): each member is made by its factory
@@ -43,9 +53,17 @@
 
 namespace ktune {
 
+// A live member that can no longer evaluate.
+struct LostWorker {
+  size_t index = 0;    // its factory's position
+  std::string source;  // its source(); empty when its factory failed
+  std::string reason;  // the exception's message
+};
+
 // How a pool's workers spent the run, for the report.
 struct PoolStats {
-  size_t workers = 0;
+  size_t workers = 0;      // those that started (a factory that failed is not one)
+  std::vector<LostWorker> lost;  // in the order they were lost, factory failures first
   double busy_s = 0;       // summed cost_s of the evaluations
   double wall_s = 0;       // from each batch's start to its last result: virtual time when simulated
   double between_s = 0;   // real time between batches, every worker idle: the strategy's proposals
@@ -62,14 +80,18 @@ struct PoolStats {
 class PoolEvaluator : public ConfigEvaluator {
  public:
   using MakeMember = std::function<std::unique_ptr<ConfigEvaluator>()>;
+  // Told of each loss as it is found, one at a time (on the lost member's
+  // thread or the caller's), e.g. to say so.
+  using OnLost = std::function<void(const LostWorker&)>;
 
   // Live: one thread and one member per factory, each member made on its
   // thread. `chunk`: the most configurations a member takes at a time (0:
-  // guided by what is left of the batch, Dispatch::guided_chunk). Rethrows
-  // the first factory's exception; throws Error::bad_input when the members
-  // measure different device models.
+  // guided by what is left of the batch, Dispatch::guided_chunk). A factory
+  // that throws is a lost member; when every one throws, the first one's
+  // exception is rethrown. Throws Error::bad_input when the members measure
+  // different device models.
   // REQUIRES: at least one factory.
-  explicit PoolEvaluator(std::vector<MakeMember> members, size_t chunk = 0);
+  explicit PoolEvaluator(std::vector<MakeMember> members, size_t chunk = 0, OnLost on_lost = {});
   // Simulated: clock.gpus virtual GPUs and clock.compile_slots compile
   // processes, answered by `replay`. REQUIRES: replay.
   PoolEvaluator(std::unique_ptr<ReplayEvaluator> replay, ClockOptions clock);
@@ -108,14 +130,23 @@ class PoolEvaluator : public ConfigEvaluator {
   Replayed replayed(std::span<const std::vector<Value>> configs);
   // Simulated: the stats read off the clock.
   void simulated_stats();
-  // Runs `task` on member 0's thread (live) or here (simulated), and waits.
+  // Runs `task` on the first live member's thread (the next one's if that
+  // one is lost meanwhile) or here (simulated), and waits.
   void on_first(const std::function<void(ConfigEvaluator&)>& task);
+  // Live: member k is lost for `why`; its thread ends. REQUIRES: not on that thread.
+  void lose(size_t k, std::exception_ptr why);
+  // Live: the loss in the stats, and said (on_lost_); under dispatch_mutex_ while members work.
+  void note_loss(size_t k, std::exception_ptr why);
+  // Live: rethrows the first loss's exception when no member is left.
+  void require_live() const;
 
   std::vector<std::unique_ptr<Member>> members_;  // live
   std::unique_ptr<ReplayEvaluator> replay_member_;  // simulated
   std::optional<ReplayClock> clock_;                // simulated
   std::mutex dispatch_mutex_;
   std::unique_ptr<Dispatch> dispatch_;  // live
+  OnLost on_lost_;                      // live
+  std::exception_ptr first_loss_;       // live
   bool replay_ = false;
   bool simulated_ = false;
   db::DeviceInfo device_;

@@ -194,6 +194,12 @@ cli::Json TuneReport::summary_json(const tune::RunOutcome& outcome, const std::v
       j["parallel"]["compile_s"] = pool_->compile_s;
       j["parallel"]["compiles"] = pool_->compiles;
     }
+    if (!pool_->lost.empty()) {  // only then, so that a run that lost none reads as before
+      cli::Json lost = cli::Json::array();
+      for (const LostWorker& l : pool_->lost)
+        lost.push_back({{"worker", l.index}, {"source", l.source}, {"reason", l.reason}});
+      j["parallel"]["lost_workers"] = lost;
+    }
   }
   if (prior_)
     j["prior"] = {{"device", prior_->device},          {"problem_size", prior_->problem_size},
@@ -280,6 +286,9 @@ void TuneReport::print_summary(const tune::RunOutcome& outcome, const std::vecto
       std::cout << "on " << workers_ << " workers: wall " << fixed(wall, 1) << " s (evaluations "
                 << fixed(pool_->wall_s, 1) << " s, strategy " << fixed(pool_->between_s, 1) << " s), workers busy "
                 << fixed(wall > 0 ? 100 * pool_->busy_s / (double(workers_) * wall) : 0.0, 1) << "%\n";
+    for (const LostWorker& l : pool_->lost)
+      std::cout << "lost worker " << l.index << (l.source.empty() ? "" : " (" + l.source + ")") << ": " << l.reason
+                << "; the others measured what it held\n";
   }
   for (const auto& [status, n] : counts_) std::cout << "  " << status << ": " << n << '\n';
 }
