@@ -172,7 +172,9 @@ TEST(Dispatch, ALostWorkersChunksGoToTheOthers) {
   for (int turn = 0; turn < 20; ++turn)
     for (size_t w : {size_t(0), size_t(1), size_t(2)}) {
       Dispatch::Work next = d.take(w);
-      if (w == 0) EXPECT_TRUE(next.now.empty());
+      if (w == 0) {
+        EXPECT_TRUE(next.now.empty());
+      }
       next_handed.insert(next.now.begin(), next.now.end());
     }
   ASSERT_EQ(next_handed.size(), 8u);

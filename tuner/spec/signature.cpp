@@ -84,7 +84,8 @@ void check_one(Draft& d, const std::string& kernel, const std::vector<KernelPara
     const Argument& a = *args[i];
     const std::string at = "argument " + std::to_string(i + 1) + " of kernel '" + kernel + "', " + argument_text(a);
     if (p.pointer != a.pointer) {
-      not_runnable(d, a.where, at + ", is " + (a.pointer ? "a buffer" : "a scalar") + " but the parameter [" + p.text +
+      not_runnable(d, a.where, at + ", is " + (a.pointer ? "a buffer" : a.tensor_map ? "a tensor map" : "a scalar") +
+                                   " but the parameter [" + p.text +
                                    "] is " + (p.pointer ? "a pointer" : "passed by value"));
       return;
     }
