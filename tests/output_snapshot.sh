@@ -18,12 +18,15 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # Keys whose values are this run's timing, cache state or paths of the
-# temporary folder; everything else must be equal between two builds.
+# temporary folder (a replay's clock adds the strategy's own real time, so
+# its predicted wall time and what derives from it vary too); everything
+# else must be equal between two builds.
 normalise() {
   python3 -c '
 import json, re, sys
 DROP = {"elapsed_s", "compile_ms", "cache_hit", "seconds", "count_seconds", "timestamp",
-        "created", "started", "finished", "time_to_count_s", "count_ms", "wall_s", "framework_ms"}
+        "created", "started", "finished", "time_to_count_s", "count_ms", "wall_s", "framework_ms",
+        "strategy_s", "efficiency", "evaluation_wall_s", "predicted_wall_s"}
 def walk(v):
     if isinstance(v, dict):
         return {k: walk(x) for k, x in v.items() if k not in DROP}
