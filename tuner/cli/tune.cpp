@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -123,6 +124,12 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   if (o.compile_slots) throw Error::bad_input("--compile-slots simulates compile processes in a replay (--simulate)");
   GpuEvaluatorOptions go;
   go.gpu = o.gpu + mpi.local_rank();
+  // A rank that sees one GPU alone (Slurm's --gpus-per-task, CUDA_VISIBLE_DEVICES
+  // set per rank) measures on it.
+  if (mpi.local_ranks() > 1 && o.gpu == 0) {
+    const gpu::DeviceProbe probe = gpu::probe_devices();
+    if (probe.state == gpu::DriverState::Ready && probe.devices.size() == 1) go.gpu = 0;
+  }
   go.compile_threads = shared_cpus(unsigned(mpi.local_ranks()));
   go.cold = o.cold;
   if (o.warmup_ms) {
@@ -233,11 +240,16 @@ int run_tune(const TuneOptions& o) {
                            "(--gpu plus its index among the ranks of its host)");
   const Spec spec = load_tune_spec(o);
   if (o.simulate.empty()) spec.require_runnable();  // before the notes: a GPU run needs them
-  if (mpi.serving())
+  if (mpi.serving()) {
+    // Rank 0 alone hears Ctrl-C and Slurm's SIGTERM (sent to every process of
+    // a step): it stops the run, stores and reports, then releases the others.
+    std::signal(SIGINT, SIG_IGN);
+    std::signal(SIGTERM, SIG_IGN);
     return mpi.serve(spec, [&] {
       std::optional<double> unused;
       return make_evaluator(spec, o, mpi, unused);
     });
+  }
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
   for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
