@@ -87,13 +87,13 @@ void Store::check_writable_path() const {
   bool exists = ::stat(path_.c_str(), &st) == 0;
   if (exists && ::access(path_.c_str(), W_OK) != 0)
     throw Error::bad_input("results database " + path_ + " is read-only (" + std::strerror(errno) +
-                           "); ktune needs to write results there: choose another file with --db");
+                           "); ktune needs to write results there");
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     throw Error::bad_input("cannot create results database " + path_ + ": directory " + dir + " does not exist");
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw Error::bad_input("directory " + dir + " is not writable (" + std::strerror(errno) +
                            "); the results database " + path_ +
-                           " needs its -wal and -shm files beside it: choose another place with --db");
+                           " needs its -wal and -shm files beside it");
 }
 
 void Store::open(const StoreOptions& options) {

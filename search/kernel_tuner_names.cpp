@@ -75,7 +75,9 @@ ResolvedStrategy resolve_strategy(const std::string& name, Options options) {
     bool dropped = false;
     for (std::string_view d : kDropped) dropped = dropped || d == key;
     if (dropped) {
-      out.notes.push_back("strategy option '" + key + "' (Kernel Tuner's) is not used: the budget is --max-fevals / --time-limit");
+      out.notes.push_back("strategy option '" + key +
+                          "' (Kernel Tuner's) is not used: the run's budget (evaluations, time limit) is given "
+                          "apart from the strategy");
       continue;
     }
     if (out.name == "genetic_algorithm" && key == "mutation_chance") {  // Kernel Tuner: 1 in mutation_chance

@@ -160,6 +160,22 @@ TEST_F(Cli, AMisspeltParameterInConfigIsNamed) {
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("unknown parameter 'block_sise_x'; the parameters: block_size_x, items_per_thread"), std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("ktune: --config: unknown parameter"), std::string::npos) << r.out;
+}
+
+// The library's errors name their inputs; the command line names the option
+// that gives each ("objective: ..." becomes "--objective: ...").
+TEST_F(Cli, ErrorsAboutAnInputNameItsOption) {
+  Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --objective watts --db " + db_, true);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("ktune: --objective: 'watts' is neither time, energy nor a metric"), std::string::npos) << r.out;
+  r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --set n=1024 --db " + db_, true);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("; a replay answers only for the size it was recorded at (--set changes the spec's)"),
+            std::string::npos) << r.out;
+  r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --set n --db " + db_, true);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("ktune: --set: 'n' is not NAME=VALUE"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, ReplayTunesFromRecordedH100DataAndSaysSo) {
@@ -428,7 +444,8 @@ TEST_F(Cli, TuneStartsFromTheDatabasesResultsOnAnotherGpu) {
   Ran several = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 1 --prior " + db_ +
                       " --db " + (dir_ / "t4.db").string(), true);
   EXPECT_EQ(several.status, 2) << several.out;
-  EXPECT_NE(several.out.find("choose one with --prior-device: NVIDIA H100 80GB HBM3, NVIDIA H200"), std::string::npos)
+  EXPECT_NE(several.out.find("ktune: --prior-device: " + db_), std::string::npos) << several.out;
+  EXPECT_NE(several.out.find("on several devices; choose one: NVIDIA H100 80GB HBM3, NVIDIA H200"), std::string::npos)
       << several.out;
   Ran picked = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 1 --prior " + db_ +
                      " --prior-device 'NVIDIA H200' --json --db " + (dir_ / "t4.db").string());

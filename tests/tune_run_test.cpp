@@ -100,6 +100,20 @@ TEST(TuneRun, ReplaysAWholeSpaceStoresEachConfigurationOnceAndFindsTheRecordedOp
   EXPECT_EQ(store.results(all).size(), rows.size());
 }
 
+// The spec's budget comes from the library, for any caller of tune::run.
+TEST(TuneRun, TheSpecsBudgetIsItsStrategySections) {
+  Spec spec = load_spec(kSpec);
+  spec.strategy.max_fevals = 7;
+  spec.strategy.time_limit_s = 30;
+  Budget b = tune::spec_budget(spec);
+  EXPECT_EQ(b.max_fevals, 7u);
+  EXPECT_EQ(b.time_limit_s, 30);
+  spec.strategy.max_fraction = 0.5;  // a fraction of the valid space wins over a count
+  EXPECT_EQ(tune::spec_budget(spec).max_fevals, uint64_t(0.5 * spec.space().count_valid()));
+  spec.strategy.max_fraction = 1e-12;
+  EXPECT_EQ(tune::spec_budget(spec).max_fevals, 1u);
+}
+
 TEST(TuneRun, TheBatchSizeIsTheStrategysOwn) {
   TempDir dir;
   const Spec spec = load_spec(kSpec);

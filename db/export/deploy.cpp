@@ -369,7 +369,7 @@ DeploySummary export_deploy(Store& store, const Filter& f, DeployFormat format, 
       auto [it, fresh] = taken.emplace(wisdom_file_name(k.name), k.name);
       if (!fresh)
         throw Error::bad_input("kernels '" + it->second + "' and '" + k.name + "' both map to wisdom file " +
-                               it->first + "; select one with --kernel");
+                               it->first + "; export one of them at a time");
       std::string file = (std::filesystem::path(path) / it->first).string();
       write_text(file, wisdom_text(k, devices));
       s.files.push_back(file);

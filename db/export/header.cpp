@@ -305,7 +305,7 @@ void check_namespace(const std::string& ns) {
     const size_t next = ns.find("::", pos);
     const std::string part = ns.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
     if (part.empty() || sanitize_identifier(part) != part)
-      throw Error::bad_input("--namespace: '" + ns + "' is not a valid C++ namespace name");
+      throw Error::bad_input("namespace: '" + ns + "' is not a valid C++ namespace name");
     if (next == std::string::npos) return;
     pos = next + 2;
   }

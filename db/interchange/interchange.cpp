@@ -80,9 +80,9 @@ ImportSummary import_results(Store& store, const ResultSet& rs, const std::strin
   s.device = options.device.empty() ? rs.device_name : options.device;
   s.kernel = options.kernel.empty() ? rs.kernel_name : options.kernel;
   if (s.device.empty())
-    throw Error::bad_input("the file names no device; give one with --device NAME", {source});
+    throw Error::bad_input("device: the file names none, and none was given", {source});
   if (s.kernel.empty())
-    throw Error::bad_input("the file names no kernel; give one with --kernel NAME", {source});
+    throw Error::bad_input("kernel: the file names none, and none was given", {source});
   s.records = rs.evaluations.size();
   s.truncated = rs.truncated;
   s.dropped = rs.dropped;
@@ -167,8 +167,8 @@ size_t export_file(Store& store, const Filter& f, ExportFormat format, const std
     std::string list;
     for (const ResultSet& rs : sets) list += "\n  " + series_name(rs);
     throw Error::bad_input("the results match " + std::to_string(sets.size()) +
-                           " kernel/device/problem-size series; a file holds one. Narrow it with --kernel and "
-                           "--device:" + list);
+                           " kernel/device/problem-size series; a file holds one. Narrow the selection to one kernel "
+                           "and device:" + list);
   }
   if (format == ExportFormat::KernelTuner) write_kernel_tuner(sets[0], path);
   else write_t4(sets[0], path);

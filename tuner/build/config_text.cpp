@@ -28,7 +28,7 @@ std::vector<Value> parse_config_option(const Spec& spec, const std::string& text
     pos = comma + 1;
     if (item.empty()) continue;
     const size_t eq = item.find('=');
-    if (eq == std::string::npos) throw Error::bad_input("--config: expected name=value, got '" + item + "'");
+    if (eq == std::string::npos) throw Error::bad_input("configuration: expected name=value, got '" + item + "'");
     given[trim(item.substr(0, eq))] = trim(item.substr(eq + 1));
   }
   // A name that is no parameter first: a misspelt one is what is wrong, not
@@ -37,19 +37,19 @@ std::vector<Value> parse_config_option(const Spec& spec, const std::string& text
     if (std::any_of(params.begin(), params.end(), [&](const Parameter& p) { return p.name == name; })) continue;
     std::string listed;
     for (const Parameter& p : params) listed += (listed.empty() ? "" : ", ") + p.name;
-    throw Error::bad_input("--config: unknown parameter '" + name + "'; the parameters: " + listed);
+    throw Error::bad_input("configuration: unknown parameter '" + name + "'; the parameters: " + listed);
   }
   std::vector<Value> values;
   for (const Parameter& p : params) {
     auto it = given.find(p.name);
-    if (it == given.end()) throw Error::bad_input("--config: no value for parameter '" + p.name + "'");
+    if (it == given.end()) throw Error::bad_input("configuration: no value for parameter '" + p.name + "'");
     const Value* match = nullptr;
     for (const Value& v : p.values)
       if (v.str() == it->second || v.repr() == it->second) match = &v;
     if (!match) {
       std::string listed;
       for (const Value& v : p.values) listed += (listed.empty() ? "" : ", ") + v.str();
-      throw Error::bad_input("--config: " + p.name + "=" + it->second + " is not one of its values: " + listed);
+      throw Error::bad_input("configuration: " + p.name + "=" + it->second + " is not one of its values: " + listed);
     }
     values.push_back(*match);
     given.erase(it);

@@ -15,6 +15,7 @@
 
 #include "db/store.h"
 #include "ktune/error.h"
+#include "tuner/build/config_text.h"
 #include "tuner/cli/cli.h"
 #include "tuner/cli/entry.h"
 #include "tuner/spec/spec.h"
@@ -65,6 +66,34 @@ CatchInterrupt::~CatchInterrupt() {
 const Cancel& ctrl_c() { return g_ctrl_c; }
 
 int interrupted_status() { return 128 + (g_signal == SIGTERM ? SIGTERM : SIGINT); }
+
+void rethrow_for_command_line(const Error& e, std::string_view subject, std::string_view option,
+                              std::string_view hint) {
+  std::string message = e.message();
+  if (!subject.empty()) {
+    if (!message.starts_with(subject) || message.compare(subject.size(), 2, ": ") != 0) throw;
+    message.erase(0, subject.size() + 2);
+  }
+  if (!option.empty()) message.insert(0, std::string(option) + ": ");
+  throw Error(e.kind(), message.append(hint), e.where());
+}
+
+ConstantOverrides set_option(const std::vector<std::string>& items) {
+  return as_option("--set", "", [&] { return parse_constant_overrides(items); });
+}
+
+std::vector<Value> config_option(const Spec& spec, const std::string& text) {
+  return as_option("--config", "configuration", [&] { return parse_config_option(spec, text); });
+}
+
+db::Store open_results_db(const std::string& path) {
+  try {
+    return db::Store(path);
+  } catch (const Error& e) {
+    if (e.kind() != Error::Kind::BadInput) throw;
+    throw Error(e.kind(), e.message() + ": choose another file with --db", e.where());
+  }
+}
 
 std::string resolved_device(db::Store& store, const std::string& name) {
   if (name.empty()) return name;

@@ -7,10 +7,15 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "db/record/record.h"
+#include "ktune/error.h"
 #include "search/expr/cancel.h"
 #include "search/registry.h"
+#include "tuner/spec/spec.h"
 
 namespace CLI {
 class App;
@@ -69,6 +74,40 @@ const Cancel& ctrl_c();
 // The exit status of a command that ctrl_c() stopped: 128 + the signal, 130
 // for SIGINT, 143 for SIGTERM (as a shell reports a process the signal ended).
 int interrupted_status();
+
+// The library's errors speak of their inputs, not of options: an error about
+// one input starts with its name and a colon ("objective: 'x' is neither
+// ..."). as_option runs `f`; a ktune::Error it throws about `subject` (about
+// anything, where `subject` is empty) is thrown again with `option`, the
+// option that gives that input, in the subject's place ("--objective: 'x' is
+// neither ..."). with_hint throws it again without the subject and with
+// `hint` appended. Any other error passes unchanged.
+[[noreturn]] void rethrow_for_command_line(const Error& e, std::string_view subject, std::string_view option,
+                                           std::string_view hint);
+template <class F>
+decltype(auto) as_option(std::string_view option, std::string_view subject, F&& f) {
+  try {
+    return std::forward<F>(f)();
+  } catch (const Error& e) {
+    rethrow_for_command_line(e, subject, option, "");
+  }
+}
+template <class F>
+decltype(auto) with_hint(std::string_view subject, std::string_view hint, F&& f) {
+  try {
+    return std::forward<F>(f)();
+  } catch (const Error& e) {
+    rethrow_for_command_line(e, subject, "", hint);
+  }
+}
+
+// `--set NAME=VALUE` items as constant overrides (spec.h), errors naming --set.
+ConstantOverrides set_option(const std::vector<std::string>& items);
+// `--config name=value,...` as the spec's values, errors naming --config.
+std::vector<Value> config_option(const Spec& spec, const std::string& text);
+// The results database of `--db` opened for writing; bad input about the
+// file (read-only, no place for its -wal and -shm files, ...) asks for another.
+db::Store open_results_db(const std::string& path);
 
 // Seconds in a duration option's text: a unit (spec.h's parse_duration: 90s,
 // 10m, 1.5h) or plain seconds, > 0. Anything else is bad input naming `option`.

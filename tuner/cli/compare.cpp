@@ -437,7 +437,7 @@ void print_text(const CompareCmdOptions& o, const db::KernelSeries& s, const db:
 
 int run_compare(const CompareCmdOptions& o) {
   std::optional<Spec> spec;
-  if (!o.spec.empty()) spec = load_spec(o.spec, parse_constant_overrides(o.sets));
+  if (!o.spec.empty()) spec = load_spec(o.spec, set_option(o.sets));
   else if (!o.sets.empty()) throw Error::bad_input("--set needs a spec");
   if (!o.arch.empty() && !spec)
     throw Error::bad_input("--arch " + o.arch + ": the offline view compiles the winners, which needs the spec "

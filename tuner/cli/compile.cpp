@@ -59,7 +59,7 @@ Selection choose_configs(const Spec& spec, const CompileOptions& o) {
   const SearchSpace& space = spec.space();
   Selection sel{&space, {}, false};
   if (!o.config.empty()) {
-    auto c = space.config_of(parse_config_option(spec, o.config));
+    auto c = space.config_of(config_option(spec, o.config));
     if (!c || !space.is_valid(*c))
       throw Error::bad_input("--config " + o.config + " breaks the spec's restrictions");
     sel.listed = {*c};
@@ -267,7 +267,7 @@ std::pair<uint64_t, bool> compile_all(const Spec& spec, const Arch& arch, const 
 }
 
 int run_compile(const CompileOptions& o) {
-  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
+  const Spec spec = load_spec(o.spec, set_option(o.sets));
   spec.require_runnable();
   const Arch requested = Arch::parse(o.arch);
   // Once, before anything compiles: an architecture this NVRTC cannot target.

@@ -104,13 +104,13 @@ db::DeviceInfo profile_device_limits(GpuEvaluator& evaluator, db::Store& store, 
 namespace {
 
 int run_profile(const ProfileCommandOptions& o) {
-  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
+  const Spec spec = load_spec(o.spec, set_option(o.sets));
   spec.require_runnable();
   tune::ProfileOptions po;
   po.top = o.top;
   po.metrics = o.metrics;
-  for (const std::string& c : o.configs) po.configs.push_back(parse_config_option(spec, c));
-  db::Store store(o.resolved_db());
+  for (const std::string& c : o.configs) po.configs.push_back(config_option(spec, c));
+  db::Store store = open_results_db(o.resolved_db());
   GpuEvaluatorOptions go;
   go.gpu = o.gpu;
   go.cancel = ctrl_c().token();

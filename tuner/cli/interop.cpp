@@ -36,14 +36,16 @@ struct ExportOptions : ResultsOptions {
 };
 
 int run_import(const ImportOptions& o) {
-  db::Store store(o.resolved_db());
+  db::Store store = open_results_db(o.resolved_db());
   db::ImportOptions io;
   io.device = o.device;
   io.kernel = o.kernel;
   io.ktune_version = KTUNE_VERSION;
   Json out = Json::array();
   for (const std::string& file : o.files) {
-    const db::ImportSummary s = db::import_file(store, file, io);
+    const db::ImportSummary s = as_option("--kernel", "kernel", [&] {
+      return as_option("--device", "device", [&] { return db::import_file(store, file, io); });
+    });
     if (o.json) {
       out.push_back({{"file", file}, {"format", s.format}, {"kernel", s.kernel}, {"device", s.device},
                      {"run_id", s.run_id}, {"records", s.records}, {"inserted", s.inserted},
@@ -67,7 +69,8 @@ int run_deploy_export(const ExportOptions& o, db::DeployFormat format, db::Store
   db::DeployOptions dopt;
   dopt.header_namespace = o.header_namespace;
   dopt.kernel_tuner_defines = o.kernel_tuner_defines;
-  const db::DeploySummary s = db::export_deploy(store, f, format, path, dopt);
+  const db::DeploySummary s =
+      as_option("--namespace", "namespace", [&] { return db::export_deploy(store, f, format, path, dopt); });
   if (o.json) {
     say << Json{{"path", o.output}, {"format", o.format}, {"kernels", s.kernels}, {"entries", s.entries},
                 {"files", s.files}}.dump(2)
@@ -208,7 +211,7 @@ Json summary_json(const std::string& out, const db::MergeSummary& s) {
 }
 
 int run_merge(const MergeOptions& o) {
-  db::Store out(o.resolved_db());
+  db::Store out = open_results_db(o.resolved_db());
   const db::MergeSummary s = db::merge_databases(out, o.inputs);
   if (o.json) std::cout << summary_json(out.path(), s).dump(2) << '\n';
   if (!s.merged) {

@@ -110,7 +110,7 @@ std::vector<db::ResultRow> with_config(std::vector<db::ResultRow> rows, const st
     if (comma > at) items.push_back(config.substr(at, comma - at));
     at = comma + 1;
   }
-  const ConstantOverrides wanted = parse_constant_overrides(items);
+  const ConstantOverrides wanted = as_option("--config", "", [&] { return parse_constant_overrides(items); });
   std::vector<db::ResultRow> out;
   for (db::ResultRow& r : rows) {
     bool match = true;

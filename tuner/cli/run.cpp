@@ -188,12 +188,12 @@ void print_buffers(std::ostream& os, const GpuEvaluator::Ran& ran, const RunRepo
 }
 
 int run_run(const RunOptions& o) {
-  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
+  const Spec spec = load_spec(o.spec, set_option(o.sets));
   spec.require_runnable();
   if (o.gpu < 0) throw Error::bad_input("--gpu: a GPU index, at least 0, not " + std::to_string(o.gpu));
   // The configuration as `compile --config` checks it, before any GPU is opened.
   const SearchSpace& space = spec.space();
-  const std::vector<Value> values = parse_config_option(spec, o.config);
+  const std::vector<Value> values = config_option(spec, o.config);
   const std::optional<Config> config = space.config_of(values);
   if (!config || !space.is_valid(*config))
     throw Error::bad_input("--config " + o.config + " breaks the spec's restrictions");

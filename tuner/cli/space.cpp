@@ -36,7 +36,7 @@ std::string abbreviated_values(const Parameter& p) {
 }
 
 int run_space(const SpaceOptions& o) {
-  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
+  const Spec spec = load_spec(o.spec, set_option(o.sets));
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   const SearchSpace& space = spec.space();
   const auto t0 = std::chrono::steady_clock::now();

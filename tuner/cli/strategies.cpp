@@ -168,7 +168,7 @@ int run_compare(const CompareCliOptions& o) {
   if (!o.manifest.empty()) return run_manifest(o);
   if (o.spec.empty() || o.simulate.empty())
     throw Error::bad_input("strategies compare: give SPEC and --simulate DATA, or --manifest FILE");
-  const Spec spec = load_spec(o.spec, parse_constant_overrides(o.sets));
+  const Spec spec = load_spec(o.spec, set_option(o.sets));
   for (const std::string& n : spec.notes) std::cerr << "ktune: note: " << n << '\n';
   require_valid_configurations(spec);
   for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << n << '\n';
@@ -179,7 +179,7 @@ int run_compare(const CompareCliOptions& o) {
   CompareOptions co = base_options(o, spec, replay);
   std::optional<Prior> prior;
   if (!o.prior.empty()) {
-    prior = load_prior(spec, o.prior, o.prior_device);
+    prior = as_option("--prior-device", "prior device", [&] { return load_prior(spec, o.prior, o.prior_device); });
     for (const std::string& n : prior->notes) std::cerr << "ktune: note: --prior: " << n << '\n';
     co.prior = prior->observations;
   }
@@ -269,7 +269,7 @@ ManifestRun compare_manifest(const CompareCliOptions& o, const std::vector<Manif
   {
     const CatchInterrupt catching;
     for (const ManifestEntry& e : entries) {
-      const Spec spec = load_spec(e.spec, parse_constant_overrides(o.sets));
+      const Spec spec = load_spec(e.spec, set_option(o.sets));
       require_valid_configurations(spec);
       for (const std::string& n : restriction_notes(spec)) std::cerr << "ktune: note: " << e.spec << ": " << n << '\n';
       ReplayEvaluator replay(spec, e.data, e.device);

@@ -105,7 +105,10 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
                                                 std::optional<double>& recorded_best) {
   if (!o.simulate.empty()) {
     if (o.gpus) throw Error::bad_input("--gpus measures on GPUs; a replay (--simulate) takes --workers N");
-    auto replay = std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device);
+    auto replay = with_hint("problem size", " (--set changes the spec's)", [&] {
+      return as_option("--device", "device",
+                       [&] { return std::make_unique<ReplayEvaluator>(spec, o.simulate, o.device); });
+    });
     for (const std::string& n : replay->notes()) std::cerr << "ktune: note: " << n << '\n';
     for (const auto& [key, e] : replay->records())
       if (const std::optional<double> v = objective_of(spec, e); v && std::isfinite(*v))
@@ -137,17 +140,8 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
     go.warm_warmup_ms = go.idle_warmup_ms = *o.warmup_ms;
   }
   go.timeout_s = o.timeout_s;
-  // Racing stops by time, which says nothing of energy: not where energy ranks.
-  bool energy_ranks = spec.objective == "energy";
-  for (const Metric& m : spec.metrics)
-    if (m.name == spec.objective)
-      for (const std::string& n : m.expr.expression.names()) energy_ranks = energy_ranks || n == "energy_j";
-  go.racing = !o.no_racing && !energy_ranks;
-  if (o.energy_ms) {
-    go.energy_ms = *o.energy_ms;
-  } else if (spec.needs_energy()) {
-    go.energy_ms = 1000;
-  }
+  go.racing = !o.no_racing;
+  go.energy_ms = o.energy_ms.value_or(0);
   if (!o.compile_timeout.empty()) go.compile_timeout_s = duration_option("--compile-timeout", o.compile_timeout);
   go.cancel = ctrl_c().token();
   if (!o.gpus) return std::make_unique<GpuEvaluator>(spec, go);
@@ -173,12 +167,12 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
 // The spec as the options make it: constants overridden, verified against
 // its first valid configuration, ranked by another objective.
 Spec load_tune_spec(const TuneOptions& o) {
-  Spec loaded = load_spec(o.spec, parse_constant_overrides(o.sets));
+  Spec loaded = load_spec(o.spec, set_option(o.sets));
   if (!o.verify.empty()) {
     if (o.verify != "first-valid") throw Error::bad_input("--verify: 'first-valid' is the one choice, not '" + o.verify + "'");
-    loaded.verify_against_first_valid();
+    as_option("--verify first-valid", "first-valid verification", [&] { loaded.verify_against_first_valid(); });
   }
-  if (!o.objective.empty()) loaded.set_objective(o.objective);
+  if (!o.objective.empty()) as_option("--objective", "objective", [&] { loaded.set_objective(o.objective); });
   if (o.energy_ms && (!(*o.energy_ms >= 100) || *o.energy_ms > 60000))
     throw Error::bad_input("--energy: milliseconds of back-to-back launches per configuration, 100 to 60000");
   return loaded;
@@ -197,11 +191,9 @@ tune::RunOptions run_options(const TuneOptions& o, const Spec& spec) {
   ro.strategy = chosen.name;
   ro.strategy_options = chosen.options;
   ro.seed = o.seed.value_or(spec.strategy.seed.value_or(1));
-  ro.budget.max_fevals = o.max_fevals.value_or(spec.strategy.max_fevals.value_or(0));
-  if (!o.max_fevals && spec.strategy.max_fraction)
-    ro.budget.max_fevals = std::max<uint64_t>(1, uint64_t(*spec.strategy.max_fraction * spec.space().count_valid()));
-  ro.budget.time_limit_s =
-      o.time_limit.empty() ? spec.strategy.time_limit_s.value_or(0) : duration_option("--time-limit", o.time_limit);
+  ro.budget = tune::spec_budget(spec);
+  if (o.max_fevals) ro.budget.max_fevals = *o.max_fevals;
+  if (!o.time_limit.empty()) ro.budget.time_limit_s = duration_option("--time-limit", o.time_limit);
   ro.batch = o.batch;
   ro.force = o.force;
   ro.prior_path = o.prior;
@@ -216,7 +208,9 @@ tune::RunOptions run_options(const TuneOptions& o, const Spec& spec) {
 // strategy, listed in `ro`.
 void list_configs(const TuneOptions& o, const Spec& spec, db::Store& store, tune::RunOptions& ro) {
   if (!o.configs_from.empty()) {  // another device's fastest, in place of a strategy
-    const ConfigsFrom from = configs_from(spec, store, resolved_device(store, o.configs_from), size_t(std::max(o.top, 1)));
+    const ConfigsFrom from = as_option("--configs-from", "configurations from another device", [&] {
+      return configs_from(spec, store, resolved_device(store, o.configs_from), size_t(std::max(o.top, 1)));
+    });
     if (!o.max_fevals) ro.budget.max_fevals = from.configs.size();
     std::cerr << "ktune: measuring " << from.describe() << '\n';
     ro.listed = from.configs;
@@ -260,14 +254,15 @@ int run_tune(const TuneOptions& o) {
                  "binds each of 2 or fewer ranks to one core)\n";
   tune::RunOptions ro = run_options(o, spec);
 
-  db::Store store(o.resolved_db());  // opened for writing before anything is measured
+  db::Store store = open_results_db(o.resolved_db());  // opened for writing before anything is measured
   list_configs(o, spec, store, ro);
   std::optional<double> recorded_best;
   std::unique_ptr<ConfigEvaluator> evaluator = mpi.evaluator(spec, make_evaluator(spec, o, mpi, recorded_best));
   TuneReport report(spec, !o.json);
   if (recorded_best) report.recorded_optimum(*recorded_best);
   const CatchInterrupt catching;
-  const tune::RunOutcome outcome = tune::run(spec, *evaluator, store, ro, report);
+  const tune::RunOutcome outcome =
+      as_option("--prior-device", "prior device", [&] { return tune::run(spec, *evaluator, store, ro, report); });
   if (const auto* pool = dynamic_cast<const PoolEvaluator*>(evaluator.get())) report.pool(pool->stats());
   std::vector<tune::ProfiledRow> profiled;
   db::DeviceInfo roofs;

@@ -92,7 +92,7 @@ compile_wire::Reply reply_of(const Compiler& compiler, const CompileRequest& req
 compile_wire::Reply timed_out(double limit_s, double ms) {
   compile_wire::Reply reply;
   reply.result.log = "compile timed out after " + std::to_string(static_cast<long long>(limit_s)) +
-                     " s (the compile time limit, --compile-timeout); its process was killed\n";
+                     " s (the compile time limit); its process was killed\n";
   reply.result.compile_ms = ms;
   return reply;
 }

@@ -69,7 +69,7 @@ ConstantOverrides parse_constant_overrides(const std::vector<std::string>& items
   for (const std::string& text : items) {
     const size_t eq = text.find('=');
     if (eq == std::string::npos || eq == 0) throw Error::bad_input("'" + text + "' is not NAME=VALUE");
-    if (invalid_utf8(text)) throw Error::bad_input("--set: '" + text + "' is not UTF-8 text");
+    if (invalid_utf8(text)) throw Error::bad_input("'" + text + "' is not UTF-8 text");
     out.emplace_back(text.substr(0, eq), override_value(text.substr(eq + 1)));
   }
   return out;
@@ -98,11 +98,12 @@ void Spec::require_runnable() const {
 
 void Spec::verify_against_first_valid() {
   if (verify.mode != Verify::Mode::None)
-    throw Error::bad_input("--verify first-valid: the spec verifies its outputs already", verify.where);
+    throw Error::bad_input("first-valid verification: the spec verifies its outputs already", verify.where);
   bool output = false;
   for (const Argument& a : arguments) output = output || a.output;
   if (!output)
-    throw Error::bad_input("--verify first-valid: no argument is marked as an output (T1 Output: 1, YAML output: true)",
+    throw Error::bad_input(
+        "first-valid verification: no argument is marked as an output (T1 Output: 1, YAML output: true)",
                            SourceLocation{path});
   verify.mode = Verify::Mode::FirstValid;
   hash = Sha256::hex_of(spec_detail::canonical_text(*this));
@@ -368,7 +369,8 @@ void Spec::set_objective(const std::string& name) {
     known = known || m.name == name;
     names += ", " + m.name;
   }
-  if (!known) throw Error::bad_input("--objective: '" + name + "' is neither time, energy nor a metric (known: " + names + ")");
+  if (!known)
+    throw Error::bad_input("objective: '" + name + "' is neither time, energy nor a metric (known: " + names + ")");
   if (name == "time" || name == "energy") higher_is_better = false;
   objective = name;
 }

@@ -78,7 +78,8 @@ ConfigsFrom configs_from(const Spec& spec, db::Store& store, const std::string& 
     if (v.second) ranked.emplace_back(*v.second, &v.first);
   out.measured = ranked.size();
   if (ranked.empty())
-    throw Error::bad_input("--configs-from: " + device + " has no successful measurement of kernel '" +
+    throw Error::bad_input("configurations from another device: " + device +
+                           " has no successful measurement of kernel '" +
                            spec.kernel.name + "' at problem size " + db::problem_size_key(size) +
                            " in " + store.path() + " (it holds the kernel on: " + joined(elsewhere) + ")");
   std::stable_sort(ranked.begin(), ranked.end(),
@@ -90,7 +91,7 @@ ConfigsFrom configs_from(const Spec& spec, db::Store& store, const std::string& 
     else ++out.outside;
   }
   if (out.configs.empty())
-    throw Error::bad_input("--configs-from: none of the configurations " + device +
+    throw Error::bad_input("configurations from another device: none of the configurations " + device +
                            " measured is valid in the spec's space (" + spec.path + ")");
   return out;
 }

@@ -30,10 +30,24 @@ struct CancelOnExit {
   ~CancelOnExit() { pool.cancel(tickets); }
 };
 
+// Whether the spec ranks by energy: its objective is energy, or a metric
+// computed from energy_j.
+bool ranks_by_energy(const Spec& spec) {
+  if (spec.objective == "energy") return true;
+  for (const Metric& m : spec.metrics)
+    if (m.name == spec.objective)
+      for (const std::string& n : m.expr.expression.names())
+        if (n == "energy_j") return true;
+  return false;
+}
+
 }  // namespace
 
 GpuEvaluator::GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options) : spec_(&spec), options_(options) {
   spec.require_runnable();  // before the GPU is started and anything is measured
+  // Racing stops by time, which says nothing of energy.
+  if (ranks_by_energy(spec)) options_.racing = false;
+  if (options_.energy_ms <= 0 && spec.needs_energy()) options_.energy_ms = GpuEvaluatorOptions::kNeededEnergyMs;
   args_ = engine_arguments(spec);
   gpu::EngineOptions eo;
   eo.cancel = options.cancel;

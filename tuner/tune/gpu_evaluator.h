@@ -50,7 +50,8 @@ struct GpuEvaluatorOptions {
   // (1 + race_margin) x the best median so far stops sampling (stored with
   // stopped_early). With 20% no configuration of the top 1% of any recorded
   // exhaustive dataset is stopped (10% stops 14 of them; docs/benchmarks.md,
-  // "Racing"); the final re-measure never races.
+  // "Racing"); the final re-measure never races. Off, whatever this says,
+  // where the spec ranks by energy: racing stops by time.
   bool racing = true;
   double race_margin = 0.20;
   int race_samples = 3;
@@ -61,8 +62,9 @@ struct GpuEvaluatorOptions {
   double race_first_margin = 0.50;
   double compile_timeout_s = CompilePoolOptions::kDefaultCompileTimeLimitS;  // per compile; 0: none
   // > 0: each configuration's energy per launch from NVML's energy counter
-  // over about this many ms of back-to-back launches (tune --energy; on by
-  // default where the spec's objective or a metric needs energy_j).
+  // over about this many ms of back-to-back launches. 0: kNeededEnergyMs
+  // where the spec's objective or a metric needs energy_j, else none.
+  static constexpr double kNeededEnergyMs = 1000;
   double energy_ms = 0;
   // Once requested, a job or compile in progress is abandoned and Cancelled thrown.
   Cancel::Token cancel;

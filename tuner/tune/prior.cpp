@@ -37,7 +37,7 @@ std::string Prior::describe() const {
 }
 
 Prior load_prior(const Spec& spec, const std::string& path, const std::string& device) {
-  const ReplayEvaluator data(spec, path, device, "--prior-device", /*any_problem_size=*/true);
+  const ReplayEvaluator data(spec, path, device, "prior device", /*any_problem_size=*/true);
   Prior p;
   p.device = data.device().name;
   p.source = path;

@@ -103,7 +103,7 @@ std::vector<StaticFeatures> ReplayEvaluator::features(std::span<const Config> co
 }
 
 ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path, const std::string& device,
-                                 const std::string& device_option, bool any_problem_size)
+                                 const std::string& device_subject, bool any_problem_size)
     : spec_(&spec), path_(data_path) {
   const std::optional<db::ProblemSize> want = any_problem_size ? std::nullopt : checked_size(spec);
   if (db::is_sqlite_file(data_path)) {
@@ -122,15 +122,15 @@ ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path,
         if (!r.problem_size.empty()) sizes.insert(size_text(r.problem_size));
       std::erase_if(rows, [&](const db::ResultRow& r) { return !r.problem_size.empty() && r.problem_size != *want; });
       if (rows.empty() && !sizes.empty())
-        throw Error::bad_input(data_path + " holds kernel '" + spec.kernel.name + "' at problem size " + joined(sizes) +
-                               ", not at the spec's " + size_text(*want) +
-                               "; a replay answers only for the size it was recorded at (--set changes the spec's)");
+        throw Error::bad_input("problem size: " + data_path + " holds kernel '" + spec.kernel.name +
+                               "' at problem size " + joined(sizes) + ", not at the spec's " + size_text(*want) +
+                               "; a replay answers only for the size it was recorded at");
     }
     std::set<std::string> devices;
     for (const auto& r : rows) devices.insert(r.device);
     if (devices.size() > 1)
-      throw Error::bad_input(data_path + " holds results of kernel '" + spec.kernel.name +
-                             "' on several devices; choose one with " + device_option + ": " + joined(devices));
+      throw Error::bad_input(device_subject + ": " + data_path + " holds results of kernel '" + spec.kernel.name +
+                             "' on several devices; choose one: " + joined(devices));
     if (rows.empty())
       throw Error::bad_input(data_path + " holds no results for kernel '" + spec.kernel.name + "'");
     for (const db::DeviceRow& d : store.devices())
@@ -142,9 +142,9 @@ ReplayEvaluator::ReplayEvaluator(const Spec& spec, const std::string& data_path,
   }
   db::ResultSet rs = db::read_results_file(data_path);
   if (want && !rs.problem_size.empty() && db::canonical_problem_size(rs.problem_size) != *want)
-    throw Error::bad_input(data_path + " was recorded at problem size " + size_text(rs.problem_size) +
-                           ", not at the spec's " + size_text(*want) +
-                           "; a replay answers only for the size it was recorded at (--set changes the spec's)");
+    throw Error::bad_input("problem size: " + data_path + " was recorded at problem size " +
+                           size_text(rs.problem_size) + ", not at the spec's " + size_text(*want) +
+                           "; a replay answers only for the size it was recorded at");
   device_.name = device.empty() ? rs.device_name : device;
   if (device_.name.empty()) device_.name = "unknown device";
   adopt(rs.param_names, std::move(rs.evaluations));

@@ -29,12 +29,13 @@ db::ProblemSize spec_problem_size(const Spec& spec);
 class ReplayEvaluator : public ConfigEvaluator {
  public:
   // `device` selects one device's results where the database holds several;
-  // `device_option` is the command-line option that sets it, for the message
-  // that asks for it.
+  // `device_subject` names that device in the error that asks for one
+  // ("device: ..."; "prior device" for a prior), so that a caller can tell
+  // which of its inputs to ask for.
   // `any_problem_size`: take the recording whatever problem size it was made
   // at (a prior is knowledge from another size; a replay answers for its own).
   ReplayEvaluator(const Spec& spec, const std::string& data_path, const std::string& device = "",
-                  const std::string& device_option = "--device", bool any_problem_size = false);
+                  const std::string& device_subject = "device", bool any_problem_size = false);
 
   db::DeviceInfo device() const override { return device_; }
   void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;

@@ -148,6 +148,15 @@ std::function<std::vector<Config>(const CostOptions::Beside&)> measure_beside(Co
 
 }  // namespace
 
+Budget spec_budget(const Spec& spec) {
+  Budget b;
+  b.max_fevals = spec.strategy.max_fevals.value_or(0);
+  if (spec.strategy.max_fraction)
+    b.max_fevals = std::max<uint64_t>(1, uint64_t(*spec.strategy.max_fraction * spec.space().count_valid()));
+  b.time_limit_s = spec.strategy.time_limit_s.value_or(0);
+  return b;
+}
+
 db::KernelInfo kernel_info(const Spec& spec) {
   db::KernelInfo k;
   k.name = spec.kernel.name;

@@ -96,6 +96,11 @@ struct RunOutcome {
 RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, const RunOptions& options,
                RunObserver& observer);
 
+// The budget the spec's strategy section sets: max_fevals, or max_fraction
+// of the valid space (at least 1) where it gives that, and time_limit_s;
+// unlimited where it sets none. A caller's own limits replace these.
+Budget spec_budget(const Spec& spec);
+
 // The store's description of the spec's kernel.
 db::KernelInfo kernel_info(const Spec& spec);
 
