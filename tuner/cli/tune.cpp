@@ -120,7 +120,7 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
     ClockOptions clock;
     clock.gpus = o.workers.value_or(1);
     clock.compile_slots = o.compile_slots.value_or(usable_cpus());
-    clock.racing = !o.no_racing;  // as a live run samples
+    clock.racing = !o.no_racing && !ranks_by_energy(spec);  // as a live run samples
     return std::make_unique<PoolEvaluator>(std::move(replay), clock);
   }
   if (o.workers) throw Error::bad_input("--workers simulates GPUs in a replay (--simulate); on GPUs use --gpus");

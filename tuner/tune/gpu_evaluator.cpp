@@ -30,8 +30,8 @@ struct CancelOnExit {
   ~CancelOnExit() { pool.cancel(tickets); }
 };
 
-// Whether the spec ranks by energy: its objective is energy, or a metric
-// computed from energy_j.
+}  // namespace
+
 bool ranks_by_energy(const Spec& spec) {
   if (spec.objective == "energy") return true;
   for (const Metric& m : spec.metrics)
@@ -40,8 +40,6 @@ bool ranks_by_energy(const Spec& spec) {
         if (n == "energy_j") return true;
   return false;
 }
-
-}  // namespace
 
 GpuEvaluator::GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options) : spec_(&spec), options_(options) {
   spec.require_runnable();  // before the GPU is started and anything is measured

@@ -73,6 +73,10 @@ struct GpuEvaluatorOptions {
   std::shared_ptr<CompilePool> compile_pool;
 };
 
+// Whether the spec ranks by energy: its objective is energy, or a metric
+// computed from energy_j. Such a run does not race (racing stops by time).
+bool ranks_by_energy(const Spec& spec);
+
 class GpuEvaluator : public ConfigEvaluator {
  public:
   // Throws Error::failed when no GPU can be opened (with the driver's reason).
