@@ -15,8 +15,9 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKTUNE_SANITIZ
 cmake --build "$build" -j"$jobs"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-ctest --test-dir "$build" -LE "gpu|package" -E '^Mpi\.' --output-on-failure -j"$jobs"
+mpi_tests='^Mpi\.|^slurm_recipes$'
+ctest --test-dir "$build" -LE "gpu|package" -E "$mpi_tests" --output-on-failure -j"$jobs"
 # Open MPI leaves its own allocations (libmpi, its dlopen'ed plugins) for the
-# process's end, which LeakSanitizer reports; the MPI tests run with every
-# address and undefined-behaviour check but the leak check.
-ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" ctest --test-dir "$build" -LE "gpu|package" -R '^Mpi\.' --output-on-failure -j"$jobs"
+# process's end, which LeakSanitizer reports; the tests that run ktune under
+# mpirun run with every address and undefined-behaviour check but the leak check.
+ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" ctest --test-dir "$build" -LE "gpu|package" -R "$mpi_tests" --output-on-failure -j"$jobs"
