@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <limits>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "db/store.h"
+#include "search/registry.h"
 #include "ktune/error.h"
 #include "test_util.h"
 #include "tuner/spec/spec.h"
@@ -577,6 +579,166 @@ TEST(PoolEvaluator, LiveMembersCompileAheadWhatTheyTakeNext) {
   EXPECT_EQ(chunks.front(), configs_costing({0, 0.1, 0.2, 0.3}));
   EXPECT_EQ(chunks.back(), second);  // compiled ahead during the first batch
   EXPECT_TRUE(events.back().ahead && events.back().configs.empty());  // the run's end
+}
+
+
+// A stand-in GPU that measures beside a proposal as GpuEvaluator does: the
+// proposal on a thread of its own, meanwhile every wanted spare (each
+// "compiled" at once), one at a time, sleeping its cost (first value) in ms.
+class Sparing : public Scripted {
+ public:
+  std::vector<Config> beside(const Beside& b) override {
+    std::atomic<bool> proposing{true};
+    std::future<std::vector<Config>> proposal = std::async(std::launch::async, [&] {
+      struct Done {
+        std::atomic<bool>& flag;
+        ~Done() { flag = false; }
+      } done{proposing};
+      return b.propose();
+    });
+    bool go = true;
+    for (size_t i = 0; go && proposing && i < b.spare.size(); ++i) {
+      if (!b.wanted(b.spare[i])) continue;
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(b.spare[i][0].as_float()));
+      evaluate_one(b.spare[i], 0, [&](size_t, const Measured& m) {
+        go = b.on_measured(m);
+        return go;
+      });
+    }
+    return proposal.get();
+  }
+  bool measures_beside() const override { return true; }
+  void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(configs[i][0].as_float()));
+      if (!evaluate_one(configs[i], i, on)) return;
+    }
+  }
+};
+
+// While the strategy proposes, every live member measures spares, each
+// spare once over them; the proposal's result is the proposal.
+TEST(PoolEvaluator, LiveMembersMeasureSparesWhileTheStrategyProposes) {
+  std::vector<PoolEvaluator::MakeMember> makers;
+  for (int i = 0; i < 3; ++i) makers.push_back([] { return std::make_unique<Sparing>(); });
+  PoolEvaluator pool(std::move(makers));
+  ASSERT_TRUE(pool.measures_beside());
+  std::vector<std::vector<Value>> spare;
+  for (int i = 0; i < 300; ++i) spare.push_back({Value(1.0 + 1e-3 * i)});
+  std::mutex m;
+  std::map<double, int> seen;
+  std::atomic<int> inside{0};
+  bool overlapped = false;
+  ConfigEvaluator::Beside b;
+  b.propose = [] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    return std::vector<Config>{Config{7}};
+  };
+  b.spare = spare;
+  b.wanted = [](const std::vector<Value>&) { return true; };
+  b.on_measured = [&](const Measured& r) {
+    if (inside.fetch_add(1) != 0) overlapped = true;
+    {
+      std::lock_guard lock(m);
+      ++seen[r.eval.config[0].as_float()];
+    }
+    inside.fetch_sub(1);
+    return true;
+  };
+  const std::vector<Config> proposal = pool.beside(b);
+  EXPECT_EQ(proposal, std::vector<Config>{Config{7}});
+  EXPECT_FALSE(overlapped);
+  // 60 ms over three members at ~1 ms a spare: far more than one member's share, none twice.
+  EXPECT_GT(seen.size(), 60u);
+  EXPECT_LT(seen.size(), spare.size());
+  for (const auto& [cost, n] : seen) EXPECT_EQ(n, 1) << cost;
+}
+
+// A batch measured beside (CostOptions::beside_batches): members that have
+// ended their part measure spares until the slowest has ended its own.
+TEST(PoolEvaluator, LiveMembersFillABatchsTailWithSpares) {
+  std::vector<PoolEvaluator::MakeMember> makers;
+  for (int i = 0; i < 3; ++i) makers.push_back([] { return std::make_unique<Sparing>(); });
+  PoolEvaluator pool(std::move(makers), 1);  // a configuration per take
+  const auto batch = configs_costing({80, 1, 1});
+  std::vector<std::vector<Value>> spare;
+  for (int i = 0; i < 200; ++i) spare.push_back({Value(1.0 + 1e-3 * i)});
+  std::set<size_t> batch_seen;
+  std::map<double, int> spares_seen;
+  ConfigEvaluator::Beside b;
+  b.batch = true;
+  b.propose = [&] {
+    pool.evaluate(batch, [&](size_t i, const Measured&) { return batch_seen.insert(i).second; });
+    return std::vector<Config>{};
+  };
+  b.spare = spare;
+  b.wanted = [](const std::vector<Value>&) { return true; };
+  b.on_measured = [&](const Measured& r) { return ++spares_seen[r.eval.config[0].as_float()] == 1; };
+  EXPECT_TRUE(pool.beside(b).empty());
+  EXPECT_EQ(batch_seen, (std::set<size_t>{0, 1, 2}));
+  // Two members idle for ~80 ms of the slow one's: tens of spares, none twice.
+  EXPECT_GT(spares_seen.size(), 40u);
+  for (const auto& [cost, n] : spares_seen) EXPECT_EQ(n, 1) << cost;
+}
+
+// The whole loop on live members with spares: the default's spares measured
+// beside, every configuration stored once.
+TEST(PoolEvaluator, ALiveRunMeasuringBesideStoresEveryConfigurationOnce) {
+  const Spec spec = load_spec(std::string(KTUNE_TEMPLATES_DIR) + "/vector_add/vector_add.yaml");
+  std::vector<PoolEvaluator::MakeMember> makers;
+  for (int i = 0; i < 3; ++i)
+    makers.push_back([&spec] {
+      struct Cheap : Sparing {
+        explicit Cheap(const Spec& s) : spec(&s) {}
+        const Spec* spec;
+        void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on) override {
+          for (size_t i = 0; i < configs.size(); ++i) {
+            std::this_thread::sleep_for(std::chrono::microseconds(300));
+            Measured m;
+            m.eval.config = configs[i];
+            m.eval.time_ms = 1.0 + double(spec->space().config_of(configs[i])->at(0) % 5);
+            m.cost_s = 3e-4;
+            if (!on(i, m)) return;
+          }
+        }
+        std::vector<Config> beside(const Beside& b) override {
+          std::atomic<bool> proposing{true};
+          auto proposal = std::async(std::launch::async, [&] {
+            struct Done {
+              std::atomic<bool>& flag;
+              ~Done() { flag = false; }
+            } done{proposing};
+            return b.propose();
+          });
+          bool go = true;
+          for (size_t i = 0; go && proposing && i < b.spare.size(); ++i)
+            if (b.wanted(b.spare[i]))
+              evaluate(std::span<const std::vector<Value>>(&b.spare[i], 1), [&](size_t, const Measured& m) {
+                go = b.on_measured(m);
+                return go;
+              });
+          return proposal.get();
+        }
+        std::vector<StaticFeatures> features(std::span<const Config> configs) override {
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a short list's compiles
+          return std::vector<StaticFeatures>(configs.size());
+        }
+      };
+      return std::make_unique<Cheap>(spec);
+    });
+  PoolEvaluator pool(std::move(makers));
+  TempDir dir;
+  db::Store store(dir.file("t.db"));
+  tune::RunOptions o;
+  o.strategy = default_strategy_name();
+  o.no_prior = true;
+  o.budget.time_limit_s = 1.0;
+  Recorder seen;
+  const tune::RunOutcome out = tune::run(spec, pool, store, o, seen);
+  EXPECT_GT(out.result.beside, 0u);
+  const std::map<std::string, int> stored = stored_per_config(store, spec);
+  EXPECT_EQ(stored.size(), out.result.fevals);
+  for (const auto& [key, n] : stored) EXPECT_EQ(n, 1) << key;
 }
 
 }  // namespace

@@ -183,7 +183,10 @@ StopReason CostLayer::search(Strategy& strategy, RunResult& r, double start, con
         if (named.insert(c).second) next.push_back(c);
       options_.ahead(next);
     }
-    evaluate_new(r, fresh, start, on_trace);
+    if (beside && options_.beside_batches)
+      evaluate_beside(strategy, r, fresh, spare, start, on_trace);
+    else
+      evaluate_new(r, fresh, start, on_trace);
     std::vector<Observation> obs;
     for (const Config& c : batch) {
       if (unrecorded_.count(c)) {
@@ -203,22 +206,23 @@ bool CostLayer::unevaluated(const Config& c) const {
   return !cache_.count(c) && !known_.count(c) && !unrecorded_.count(c) && (!options_.recorded || options_.recorded(c));
 }
 
-std::vector<Config> CostLayer::propose_beside(Strategy& strategy, RunResult& r, const std::vector<Config>& spare,
-                                              double start, const OnTrace& on_trace) {
+CostLayer::BesideResult CostLayer::beside(const std::function<std::vector<Config>()>& work, bool batch,
+                                          RunResult& r, const std::vector<Config>& spare, double start,
+                                          const OnTrace& on_trace) {
+  BesideResult out;
   std::vector<Config> fill;
   for (const Config& c : spare)
     if (unevaluated(c)) fill.push_back(c);
-  if (!budget_left(r, start)) return strategy.propose(options_.batch_size);
-  std::vector<Config> measured;
   CostOptions::Beside b;
-  b.propose = [&] { return strategy.propose(options_.batch_size); };
+  b.propose = work;
+  b.batch = batch;
   b.spare = fill;
   b.wanted = [&](const Config& c) {
     return c.size() == space_->parameters().size() && space_->is_valid(c) && unevaluated(c);
   };
   b.report = [&](const Config& c, const EvalOutcome& o) {
     if (!b.wanted(c)) throw Error::failed("internal: a configuration measured beside the proposal was not wanted");
-    measured.push_back(c);
+    out.measured.push_back(c);
     ++r.beside;
     record(r, c, o, false, start, on_trace);
     return budget_left(r, start);
@@ -227,21 +231,44 @@ std::vector<Config> CostLayer::propose_beside(Strategy& strategy, RunResult& r, 
     return budget_.time_limit_s > 0 && options_.clock ? start + budget_.time_limit_s - options_.clock()
                                                       : std::numeric_limits<double>::infinity();
   };
-  std::vector<Config> batch = options_.beside(b);
-  std::vector<Observation> obs;
-  size_t spares_measured = 0;
+  out.proposal = options_.beside(b);
   const std::unordered_set<Config, ConfigHash> named(fill.begin(), fill.end());
-  for (const Config& c : measured) {
-    obs.push_back({c, internal(cache_.at(c).score)});
-    spares_measured += named.count(c);
-  }
+  for (const Config& c : out.measured) out.spares_measured += named.count(c);
+  return out;
+}
+
+void CostLayer::evaluate_beside(Strategy& strategy, RunResult& r, std::vector<Config>& fresh,
+                                const std::vector<Config>& spare, double start, const OnTrace& on_trace) {
+  batch_spares_measured_ = 0;
+  if (fresh.empty() || !budget_left(r, start)) return evaluate_new(r, fresh, start, on_trace);
+  const BesideResult got = beside(
+      [&] {
+        evaluate_new(r, fresh, start, on_trace);
+        return std::vector<Config>{};
+      },
+      true, r, spare, start, on_trace);
+  batch_spares_measured_ = got.spares_measured;
+  std::vector<Observation> obs;
+  for (const Config& c : got.measured) obs.push_back({c, internal(cache_.at(c).score)});
   if (!obs.empty()) strategy.observe(obs);
-  // As many spares as the proposals take the time to measure.
-  if (spares_measured == fill.size() && fill.size() >= spare_n_)
+}
+
+std::vector<Config> CostLayer::propose_beside(Strategy& strategy, RunResult& r, const std::vector<Config>& spare,
+                                              double start, const OnTrace& on_trace) {
+  if (!budget_left(r, start)) return strategy.propose(options_.batch_size);
+  const size_t named = spare.size();
+  const BesideResult got = beside([&] { return strategy.propose(options_.batch_size); }, false, r, spare, start, on_trace);
+  std::vector<Observation> obs;
+  for (const Config& c : got.measured) obs.push_back({c, internal(cache_.at(c).score)});
+  if (!obs.empty()) strategy.observe(obs);
+  // As many spares as the proposals (and the batches' tails) take the time to measure.
+  const size_t measured = got.spares_measured + batch_spares_measured_;
+  batch_spares_measured_ = 0;
+  if (measured >= named && named >= spare_n_)
     spare_n_ = std::min(kMaxSpare, 2 * spare_n_);
-  else if (4 * spares_measured < fill.size())
+  else if (4 * measured < named)
     spare_n_ = std::max(options_.batch_size, spare_n_ / 2);
-  return batch;
+  return got.proposal;
 }
 
 std::vector<Config> CostLayer::spares_of(Strategy& strategy, const std::unordered_set<Config, ConfigHash>& in_batch) {

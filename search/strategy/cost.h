@@ -110,8 +110,14 @@ struct CostOptions {
     // Seconds left of the time budget on `clock` (infinite without one):
     // once none is, the proposal stops waiting for its compiles.
     std::function<double()> time_left;
+    bool batch = false;  // propose measures the batch and proposes nothing (beside_batches)
   };
   std::function<std::vector<Config>(const Beside&)> beside;
+  // With beside and several workers: the batch, too, is measured through
+  // beside (its propose measures the batch and returns nothing), so that a
+  // worker that has ended its part of the batch measures spares while the
+  // others end theirs, instead of waiting for the batch's slowest.
+  bool beside_batches = false;
 };
 
 enum class StopReason { MaxFevals, TimeLimit, StrategyDone, SpaceExhausted, NoProgress, Interrupted };
@@ -185,6 +191,19 @@ class CostLayer {
   // The strategy's proposal, with `spare` measured beside it (CostOptions::beside).
   std::vector<Config> propose_beside(Strategy& strategy, RunResult& r, const std::vector<Config>& spare,
                                      double start, const OnTrace& on_trace);
+  // `fresh` measured with what of `spare` is still wanted beside it
+  // (CostOptions::beside_batches); the spares measured, told to the strategy.
+  void evaluate_beside(Strategy& strategy, RunResult& r, std::vector<Config>& fresh, const std::vector<Config>& spare,
+                       double start, const OnTrace& on_trace);
+  // CostOptions::beside around `work` with the unevaluated of `spare`: the
+  // work's result, and which of the spares were measured.
+  struct BesideResult {
+    std::vector<Config> proposal;
+    std::vector<Config> measured;  // every configuration measured beside the work, in order
+    size_t spares_measured = 0;  // of those the spares named
+  };
+  BesideResult beside(const std::function<std::vector<Config>()>& work, bool batch, RunResult& r,
+                      const std::vector<Config>& spare, double start, const OnTrace& on_trace);
   // What of the strategy's spares may be measured: not known, not in the batch.
   std::vector<Config> spares_of(Strategy& strategy, const std::unordered_set<Config, ConfigHash>& in_batch);
   // The strategy's hint for CostOptions::ahead, with `measuring` of the batch about to be measured.
@@ -200,6 +219,7 @@ class CostLayer {
   std::unordered_set<Config, ConfigHash> unrecorded_;
   std::unordered_map<Config, EvalOutcome, ConfigHash> known_;  // seed()
   size_t spare_n_ = 0;  // spares asked for after each proposal (CostOptions::beside)
+  size_t batch_spares_measured_ = 0;  // of the last spares, measured beside the batch (beside_batches)
 };
 
 // The most spares asked for after one proposal.

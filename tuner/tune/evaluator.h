@@ -80,6 +80,10 @@ class ConfigEvaluator {
     // features() requests stop waiting (what has not compiled is answered
     // as not compiled; the proposal is not measured).
     std::function<double()> time_left;
+    // `propose` measures a batch through evaluate() and proposes nothing
+    // (CostOptions::beside_batches): the spares fill what the batch leaves
+    // idle, a worker that has ended its part while others end theirs.
+    bool batch = false;
   };
   virtual std::vector<Config> beside(const Beside& b) { return b.propose(); }
   virtual bool measures_beside() const { return false; }

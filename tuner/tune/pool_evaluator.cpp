@@ -67,6 +67,12 @@ class PoolEvaluator::Member {
     retired_ = true;
   }
   bool retired() const { return retired_; }
+  // The evaluator, for calls another thread may make while this one's task
+  // runs (a GpuEvaluator's features() beside its measuring). REQUIRES: made.
+  ConfigEvaluator* evaluator() {
+    std::lock_guard lock(mutex_);
+    return evaluator_;
+  }
 
   std::string source;  // the evaluator's source(), once asked
 
@@ -82,6 +88,7 @@ class PoolEvaluator::Member {
     std::unique_lock lock(mutex_);
     made_ = true;
     make_error_ = error;
+    evaluator_ = evaluator.get();
     changed_.notify_all();
     if (!evaluator) return;
     for (;;) {
@@ -101,6 +108,7 @@ class PoolEvaluator::Member {
       error_ = std::exchange(error, nullptr);
       changed_.notify_all();
     }
+    evaluator_ = nullptr;
     lock.unlock();
     evaluator.reset();  // on this thread, which its GPU worker process belongs to
   }
@@ -110,6 +118,7 @@ class PoolEvaluator::Member {
   Task task_;
   bool running_ = false, made_ = false, stopping_ = false, retired_ = false;
   std::exception_ptr error_, make_error_;
+  ConfigEvaluator* evaluator_ = nullptr;
   std::thread thread_;
 };
 
@@ -206,6 +215,11 @@ std::vector<StaticFeatures> PoolEvaluator::features(std::span<const Config> conf
     simulated_stats();
   }
   std::vector<StaticFeatures> out;
+  if (ConfigEvaluator* e = proposing_on_.load()) {
+    // A live proposal beside the members' measuring: their threads are
+    // busy, and their evaluator takes features() from another thread.
+    return e->features(configs);
+  }
   on_first([&](ConfigEvaluator& e) { out = e.features(configs); });
   if (collect_)
     for (size_t i = 0; i < configs.size() && i < out.size(); ++i)
@@ -277,21 +291,37 @@ void PoolEvaluator::evaluate_live(std::span<const std::vector<Value>> configs, c
     std::lock_guard lock(mutex);
     dispatch_->begin(configs);
   }
+  size_t measuring = 0;  // members still at the batch (tail_: the others measure spares meanwhile)
+  std::condition_variable batch_done;
   auto work = [&](size_t member, ConfigEvaluator& e) {
     std::vector<size_t> now;     // the chunk in hand
     std::vector<bool> reported;  // of it
     bool run_error = false;      // on_measured threw: the run's error, not the member's
+    bool at_batch = true;
+    auto leave_batch = [&] {  // under mutex
+      if (!std::exchange(at_batch, false)) return;
+      if (--measuring == 0) batch_done.notify_all();
+    };
     try {
       for (;;) {
         Dispatch::Work w;
         {
           std::lock_guard lock(mutex);
-          if (stop) return;
+          if (stop) return leave_batch();
           w = dispatch_->take(member);
           now = w.now;
           reported.assign(now.size(), false);
+          if (now.empty()) leave_batch();
         }
-        if (now.empty()) return;
+        if (now.empty()) {
+          if (tail_) {
+            fill_beside(e, *tail_, [&] {
+              std::unique_lock lock(mutex);
+              batch_done.wait(lock, [&] { return measuring == 0; });
+            });
+          }
+          return;
+        }
         std::vector<std::vector<Value>> values;
         for (size_t i : now) values.push_back(configs[i]);
         // Not an empty one: to a GPU that says the run ends, and drops what it holds ahead.
@@ -313,9 +343,11 @@ void PoolEvaluator::evaluate_live(std::span<const std::vector<Value>> configs, c
     } catch (const Cancelled&) {
       std::lock_guard lock(mutex);
       stop = true;  // the others finish what they hold and take no more
+      leave_batch();
       throw;
     } catch (...) {
       std::lock_guard lock(mutex);
+      leave_batch();
       if (run_error) throw;
       std::vector<size_t> unreported;
       for (size_t i = 0; i < now.size(); ++i)
@@ -327,6 +359,11 @@ void PoolEvaluator::evaluate_live(std::span<const std::vector<Value>> configs, c
   };
   for (bool more = true; more;) {
     std::vector<size_t> posted;
+    {
+      std::lock_guard lock(mutex);
+      measuring = 0;
+      for (const auto& m : members_) measuring += !m->retired();
+    }
     for (size_t k = 0; k < members_.size(); ++k)
       if (!members_[k]->retired()) {
         members_[k]->post([&work, k](ConfigEvaluator& e) { work(k, e); });
@@ -371,8 +408,37 @@ void PoolEvaluator::evaluate_simulated(std::span<const std::vector<Value>> confi
   clock_->play(r.costs, [&](const ReplayClock::Finish& f) { return on_measured(f.index, r.answers[f.index]); });
 }
 
+void PoolEvaluator::fill_beside(ConfigEvaluator& e, const Beside& b, const std::function<void()>& until) {
+  Beside mine;
+  mine.propose = [&until] {
+    until();
+    return std::vector<Config>{};
+  };
+  mine.spare = b.spare;
+  mine.time_left = b.time_left;
+  // Each configuration measured once over the members, each result reported
+  // one at a time, as evaluate_live reports a batch's.
+  mine.wanted = [&](const std::vector<Value>& c) {
+    std::lock_guard lock(dispatch_mutex_);
+    return !fill_stop_ && b.wanted(c) && fill_claimed_.insert(db::config_key(c)).second;
+  };
+  mine.on_measured = [&](const Measured& m) {
+    std::lock_guard lock(dispatch_mutex_);
+    if (fill_stop_) return false;
+    stats_.busy_s += m.cost_s;
+    try {
+      if (!b.on_measured(m)) fill_stop_ = true;
+    } catch (...) {  // the run's error (the store's), not the member's: rethrown by the caller
+      fill_error_ = std::current_exception();
+      fill_stop_ = true;
+    }
+    return !fill_stop_;
+  };
+  e.beside(mine);
+}
+
 std::vector<Config> PoolEvaluator::beside(const Beside& b) {
-  if (!simulated_) return b.propose();
+  if (!simulated_) return beside_live(b);
   const double from = clock_->now();
   collect_ = true;
   compiled_clean_.clear();
@@ -398,6 +464,76 @@ std::vector<Config> PoolEvaluator::beside(const Beside& b) {
   const Replayed r = replayed(candidates);
   clock_->fill(r.costs, from, [&](const ReplayClock::Finish& f) { return b.on_measured(r.answers[f.index]); });
   simulated_stats();
+  return proposal;
+}
+
+}  // namespace ktune
+
+namespace ktune {
+
+// Live: the proposal here, while each member measures the spares (and the
+// first member what the proposal's short lists compile clean) through its
+// own beside(), until the proposal is made; or, for a batch, the batch
+// through evaluate_live, whose members fill its tail (tail_).
+std::vector<Config> PoolEvaluator::beside_live(const Beside& b) {
+  {
+    std::lock_guard lock(dispatch_mutex_);
+    fill_claimed_.clear();
+    fill_stop_ = false;
+    fill_error_ = nullptr;
+  }
+  if (b.batch) {
+    tail_ = &b;
+    struct Reset {
+      const Beside*& tail;
+      ~Reset() { tail = nullptr; }
+    } reset{tail_};
+    b.propose();
+    if (fill_error_) std::rethrow_exception(fill_error_);
+    return {};
+  }
+  std::mutex done_mutex;
+  std::condition_variable done_changed;
+  bool done = false;
+  auto until_proposed = [&] {
+    std::unique_lock lock(done_mutex);
+    done_changed.wait(lock, [&] { return done; });
+  };
+  std::vector<size_t> posted;
+  for (size_t k = 0; k < members_.size(); ++k)
+    if (!members_[k]->retired()) {
+      if (!proposing_on_) proposing_on_ = members_[k]->evaluator();
+      members_[k]->post([this, &b, &until_proposed](ConfigEvaluator& e) { fill_beside(e, b, until_proposed); });
+      posted.push_back(k);
+    }
+  std::vector<Config> proposal;
+  std::exception_ptr failed;
+  try {
+    proposal = b.propose();
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  {
+    std::lock_guard lock(done_mutex);
+    done = true;
+  }
+  done_changed.notify_all();
+  std::exception_ptr cancelled;
+  for (size_t k : posted)
+    if (std::exception_ptr e = members_[k]->wait()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const Cancelled&) {
+        cancelled = e;
+      } catch (...) {
+        lose(k, e);
+      }
+    }
+  proposing_on_ = nullptr;
+  if (failed) std::rethrow_exception(failed);
+  if (fill_error_) std::rethrow_exception(fill_error_);
+  if (cancelled) std::rethrow_exception(cancelled);
+  require_live();
   return proposal;
 }
 

@@ -36,6 +36,7 @@
 //    (virtual_time()) is the wall time a live run on such a host would take.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <functional>
@@ -44,6 +45,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "tuner/tune/dispatch.h"
@@ -105,9 +107,13 @@ class PoolEvaluator : public ConfigEvaluator {
   void compile_ahead(std::span<const std::vector<Value>> next) override;
   // Simulated: the spares and what the proposal's short lists compiled
   // clean, played out on the clock over the time the proposal took
-  // (ReplayClock::fill). Live: the proposal alone.
+  // (ReplayClock::fill). Live: the proposal made here while every member
+  // measures through its own beside() (the spares, each once over the
+  // members, and on the first member what the short lists compiled clean);
+  // for a batch (Beside::batch), a member that has ended its part measures
+  // spares until the others have ended theirs.
   std::vector<Config> beside(const Beside& b) override;
-  bool measures_beside() const override { return simulated_; }
+  bool measures_beside() const override { return true; }
   bool replay() const override { return replay_; }
   std::string source() const override { return source_; }
   std::vector<StaticFeatures> features(std::span<const Config> configs) override;
@@ -139,6 +145,10 @@ class PoolEvaluator : public ConfigEvaluator {
   void note_loss(size_t k, std::exception_ptr why);
   // Live: rethrows the first loss's exception when no member is left.
   void require_live() const;
+  std::vector<Config> beside_live(const Beside& b);
+  // Live, on a member's thread: `e` measures b's spares through its own
+  // beside() until `until` returns, each claimed once over the members.
+  void fill_beside(ConfigEvaluator& e, const Beside& b, const std::function<void()>& until);
 
   std::vector<std::unique_ptr<Member>> members_;  // live
   std::unique_ptr<ReplayEvaluator> replay_member_;  // simulated
@@ -153,6 +163,14 @@ class PoolEvaluator : public ConfigEvaluator {
   std::string source_;
   PoolStats stats_;
   std::optional<double> last_batch_end_;
+  // Live, during beside(): the member whose evaluator answers features()
+  // (its thread is busy measuring); the batch whose tail the members fill;
+  // the configurations claimed by a member; whether the run said stop.
+  std::atomic<ConfigEvaluator*> proposing_on_{nullptr};
+  const Beside* tail_ = nullptr;
+  std::unordered_set<std::string> fill_claimed_;
+  bool fill_stop_ = false;
+  std::exception_ptr fill_error_;  // what the run's report threw meanwhile
   // Simulated, during beside(): what features() was asked for and found clean.
   bool collect_ = false;
   std::vector<Config> compiled_clean_;

@@ -98,13 +98,10 @@ CostOptions cost_options(const RunOptions& o, ConfigEvaluator& evaluator, const 
   CostOptions co;
   co.cancel = o.cancel;
   // A replay proposes in the same batches as a GPU run, so it searches as the GPU run would.
-  // On several workers a strategy that learns nothing between batches gets
-  // one batch's worth per worker (StrategyInfo::batch_per_worker).
-  co.batch_size = o.batch                ? o.batch
-                  : !o.listed.empty()    ? 64 * start.workers  // nothing to learn between them: keep the compiles ahead
-                  : strategy_info(o.strategy).batch_per_worker
-                      ? strategy_info(o.strategy).preferred_batch * start.workers
-                      : strategy_info(o.strategy).preferred_batch;
+  // On several workers each gets one batch's worth (StrategyInfo::preferred_batch).
+  co.batch_size = o.batch             ? o.batch
+                  : !o.listed.empty() ? 64 * start.workers  // nothing to learn between them: keep the compiles ahead
+                                      : strategy_info(o.strategy).preferred_batch * start.workers;
   if (evaluator.virtual_time()) {
     // Simulated workers: the budget is the wall time the recorded times imply for them.
     co.clock = [&evaluator] { return *evaluator.virtual_time(); };
@@ -131,6 +128,7 @@ std::function<std::vector<Config>(const CostOptions::Beside&)> measure_beside(Co
     ConfigEvaluator::Beside b;
     b.propose = cb.propose;
     b.time_left = cb.time_left;
+    b.batch = cb.batch;
     const std::vector<std::vector<Value>> spare = values_of(space, cb.spare);
     b.spare = spare;
     b.wanted = [&](const std::vector<Value>& values) {
@@ -199,7 +197,10 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
     evaluator.evaluate(values_of(space, batch), [&](size_t i, const Measured& m) { return done(i, keep(m)); });
   };
   // Measured while the strategy proposes (a GPU run's evaluator, or simulated GPUs).
-  if (o.spares && evaluator.measures_beside()) co.beside = measure_beside(evaluator, space, keep);
+  if (o.spares && evaluator.measures_beside()) {
+    co.beside = measure_beside(evaluator, space, keep);
+    co.beside_batches = evaluator.workers() > 1;
+  }
   CostLayer layer(space, o.budget, CostLayer::EvaluateEach(evaluate), spec.higher_is_better, co);
   std::map<std::string, db::Evaluation> reusable;
   if (!o.force)
