@@ -158,8 +158,9 @@ class _Translation:
     def listed(self, tune_params) -> str | None:
         """With restrictions that are Python functions: every configuration of
         the Cartesian product they allow, as Kernel Tuner enumerates them, in a
-        file for `ktune tune --configs` (the spec's string restrictions still
-        apply there). None without such functions."""
+        file for `ktune tune --configs` (brute_force: measured in this order)
+        or `--within` (another strategy searches among them); the spec's
+        string restrictions still apply there. None without such functions."""
         if not self.functions:
             return None
         names = list(tune_params)
@@ -382,10 +383,6 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         # Kernel Tuner's default is to try every configuration.
         t.spec["strategy"] = strategy if strategy is not None else "brute_force"
         listed = t.listed(tune_params)
-        if listed and t.spec["strategy"] != "brute_force":
-            _refuse("restrictions", "a Python function restricts brute_force only (Kernel Tuner's default, which "
-                                    "tries every configuration it allows); for another strategy give it as an "
-                                    "expression string")
         if strategy_options:
             t.spec["strategy_options"] = {k: v for k, v in strategy_options.items()}
         spec = t.write()
@@ -398,7 +395,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         if seed is not None:
             args += ["--seed", str(int(seed))]
         if listed:
-            args += ["--configs", listed]
+            # brute_force measures them in Kernel Tuner's order; another strategy searches among them.
+            args += ["--configs" if t.spec["strategy"] == "brute_force" else "--within", listed]
         if simulation_mode:
             args += ["--simulate", cache_path]
         else:

@@ -98,7 +98,6 @@ def test_string_metric_objective(root, db):
 @pytest.mark.parametrize("change, words", [
     ({"lang": "OpenCL"}, "lang"),
     ({"verify": lambda a, b, atol=None: True}, "verify"),
-    ({"restrictions": [lambda p: p["block_size_x"] > 64], "strategy": "random_sample"}, "restrictions"),
     ({"texmem_args": {"t": np.zeros(4)}}, "texmem_args"),
     ({"smem_args": {"size": lambda p: p["block_size_x"] * 4}}, "smem_args"),
     ({"objective": "GB/s", "metrics": {"GB/s": lambda p: 1.0}}, "objective"),
@@ -177,3 +176,34 @@ def test_function_restriction_is_the_same_space_as_its_string(root, db):
         cache=str(root / "examples/data/vector_add_h100.json"), simulation_mode=True, quiet=True, db=db + "2")
     assert by_function and key(by_function) == key(by_string)
     assert all(r["block_size_x"] * r["items_per_thread"] >= 1024 for r in by_function)
+
+
+def _restricted(root, restriction, **kw):
+    return ktune.tune_kernel(
+        "vector_add", str(root / "templates/vector_add/vector_add.cu"), N, vector_add_args(), PARAMS,
+        restrictions=RESTRICTIONS + [restriction], cache=str(root / "examples/data/vector_add_h100.json"),
+        simulation_mode=True, quiet=True, **kw)
+
+
+@pytest.mark.parametrize("strategy", ["random_sample", "portfolio"])
+def test_function_restriction_limits_any_strategy(root, db, strategy):
+    """Another strategy than brute_force searches among the configurations a
+    function allows (`ktune tune --within`): it measures only those, with the
+    results the equivalent string restriction gives."""
+    def times(results):
+        return {tuple(r[k] for k in PARAMS): r["time"] for r in results}
+
+    function = lambda p: p["block_size_x"] * p["items_per_thread"] >= 1024  # noqa: E731
+    string = "block_size_x * items_per_thread >= 1024"
+    # No budget: the whole allowed space, as the string restriction gives it.
+    by_function, env = _restricted(root, function, strategy=strategy)
+    by_string, _ = _restricted(root, string, strategy=strategy, db=db + "2")
+    assert by_function and times(by_function) == times(by_string)
+    assert env["ktune"]["within"]["configurations"] == len(by_function)
+    # A budget: spent on allowed configurations only, each with the string run's result.
+    some, env = _restricted(root, function, strategy=strategy, strategy_options={"max_fevals": 10}, seed=3,
+                            db=db + "3")
+    assert env["ktune"]["evaluations"] == 10 and len(some) == 10
+    assert all(r["block_size_x"] * r["items_per_thread"] >= 1024 for r in some)
+    everything = times(by_string)
+    assert all(everything[key] == time for key, time in times(some).items())

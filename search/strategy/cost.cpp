@@ -170,7 +170,10 @@ StopReason CostLayer::search(Strategy& strategy, RunResult& r, double start, con
     }
     size_t new_unrecorded = 0;  // news to the strategy too, though not evaluations
     for (const Config& c : unrecorded)
-      if (unrecorded_.insert(c).second) ++r.not_recorded, ++new_unrecorded;
+      if (unrecorded_.insert(c).second) {
+        ++r.not_recorded, ++new_unrecorded;
+        if (options_.not_recorded) options_.not_recorded(c);
+      }
     if (budget_.max_fevals && fresh.size() > budget_.max_fevals - r.fevals)
       fresh.resize(budget_.max_fevals - r.fevals);
     if (!budget_left(r, start)) fresh.clear();

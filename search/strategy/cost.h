@@ -44,10 +44,11 @@
 //     in flight and the run stops (StopReason::Interrupted) with what
 //     finished; an evaluation or a proposal that throws Cancelled meanwhile
 //     ends it the same way. Any other exception, Error included, propagates.
-//   * with CostOptions::recorded set (a replay of a partial recording), a
-//     configuration outside it is answered as failed at no cost, is not an
-//     evaluation and is not in the trace (RunResult::not_recorded counts
-//     them); the space is exhausted when every recorded one is measured.
+//   * with CostOptions::recorded set (a replay of a partial recording, a run
+//     limited to a list), a configuration outside it is answered as failed
+//     at no cost, is not an evaluation and is not in the trace
+//     (RunResult::not_recorded counts them); the space is exhausted when
+//     every recorded one is measured.
 // Scores are negated for higher-is-better objectives so strategies always
 // minimise; the trace reports the user's objective. A strategy proposing an
 // invalid configuration is a bug: Error::failed. Deterministic when evaluate
@@ -84,10 +85,14 @@ struct CostOptions {
   uint64_t max_stale_proposals = 1000;   // proposals in a row with nothing new before giving up
   std::function<double()> clock;         // seconds; when set, the time budget is wall time on it
   Cancel::Token cancel;                  // requested: stop after the evaluations in flight
-  // The configurations a replay can answer, where that is not all of the
-  // space (an interrupted recording), and how many valid ones it holds.
+  // The configurations the run may measure, where that is not all of the
+  // space (what an interrupted recording holds, a list the run is limited
+  // to), and how many valid ones that is.
   std::function<bool(const Config&)> recorded;
   uint64_t recorded_count = 0;
+  // Told once of each proposed configuration answered as outside `recorded`
+  // (a caller whose `recorded` joins several limits tells them apart).
+  std::function<void(const Config&)> not_recorded;
   // Told, right before each batch is measured, what the strategy expects to
   // propose after it (Strategy::upcoming, at most a batch), less what is
   // already known or in the batch and cut to the evaluations the budget has

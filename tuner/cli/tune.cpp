@@ -58,6 +58,7 @@ struct TuneOptions : ResultsOptions {
   int top = 10;
   std::string configs_from;  // --configs-from DEVICE: measure its --top fastest configurations
   std::string configs;       // --configs FILE: measure the configurations it lists
+  std::string within;        // --within FILE: the strategy searches among the configurations it lists
   bool no_racing = false;
   std::optional<double> energy_ms;  // --energy [MS]
   std::string objective;            // --objective NAME
@@ -205,7 +206,7 @@ tune::RunOptions run_options(const TuneOptions& o, const Spec& spec) {
 }
 
 // --configs-from and --configs: the configurations measured in place of a
-// strategy, listed in `ro`.
+// strategy, listed in `ro`; --within: those the strategy searches among.
 void list_configs(const TuneOptions& o, const Spec& spec, db::Store& store, tune::RunOptions& ro) {
   if (!o.configs_from.empty()) {  // another device's fastest, in place of a strategy
     const ConfigsFrom from = as_option("--configs-from", "configurations from another device", [&] {
@@ -224,6 +225,16 @@ void list_configs(const TuneOptions& o, const Spec& spec, db::Store& store, tune
     std::cerr << "ktune: measuring the " << listed.configs.size() << " configuration"
               << (listed.configs.size() == 1 ? "" : "s") << " listed in " << o.configs << '\n';
     ro.listed = listed.configs;
+  }
+  if (!o.within.empty()) {  // the configurations a file lists, searched by the strategy
+    const ListedConfigs listed = as_option("--within", "", [&] { return configs_listed_in(spec, o.within); });
+    if (listed.outside)
+      std::cerr << "ktune: note: " << listed.outside << " of the configurations in " << o.within
+                << " break the spec's restrictions: left out (the first: " << listed.first_outside << ")\n";
+    if (listed.configs.empty()) throw Error::failed(o.within + ": no valid configuration to search");
+    std::cerr << "ktune: searching among the " << listed.configs.size() << " configuration"
+              << (listed.configs.size() == 1 ? "" : "s") << " listed in " << o.within << '\n';
+    ro.within = listed.configs;
   }
 }
 
@@ -372,6 +383,12 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
                   "measure exactly the configurations FILE lists (a JSON list of {parameter: value}), in order, "
                   "in place of a strategy; those the spec's restrictions rule out are left out, with a note")
       ->excludes("--configs-from");
+  sub->add_option("--within", o->within,
+                  "search only among the configurations FILE lists (as --configs reads it): the strategy proposes "
+                  "as usual, one outside the list is not measured and counts as no evaluation, and the run ends "
+                  "when all are measured")
+      ->excludes("--configs-from")
+      ->excludes("--configs");
   sub->add_option("--db", o->db, "results database (default $KTUNE_DB, else ./ktune.db)");
   sub->add_option("--device", o->device, "replay: which device's results to use");
   sub->add_flag("--mpi", o->mpi,

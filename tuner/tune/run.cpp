@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <memory>
+#include <unordered_set>
 
 #include "ktune/error.h"
 #include "search/registry.h"
@@ -92,9 +94,11 @@ Opened open_run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, 
 }
 
 // The cost layer's options but for measuring beside the proposals: the
-// batch, the clock of the time budget, a partial recording's bounds (noted
-// in `start`) and the compiles ahead.
-CostOptions cost_options(const RunOptions& o, ConfigEvaluator& evaluator, const SearchSpace& space, RunStart& start) {
+// batch, the clock of the time budget, the configurations the run may
+// measure (a partial recording's, RunOptions::within; noted in `start`, the
+// proposals outside `within` counted in `not_within`) and the compiles ahead.
+CostOptions cost_options(const RunOptions& o, ConfigEvaluator& evaluator, const SearchSpace& space, RunStart& start,
+                         uint64_t& not_within) {
   CostOptions co;
   co.cancel = o.cancel;
   // A replay proposes in the same batches as a GPU run, so it searches as the GPU run would.
@@ -114,6 +118,22 @@ CostOptions cost_options(const RunOptions& o, ConfigEvaluator& evaluator, const 
     co.recorded = part->holds;
     co.recorded_count = part->valid;
     start.partial = {part->valid, space.count_valid()};
+  }
+  // A list to search within: the strategy keeps to it too, and to the recorded part of it.
+  if (o.within) {
+    auto inside = std::make_shared<std::unordered_set<Config, ConfigHash>>();
+    for (const Config& c : *o.within)
+      if (c.size() == space.parameters().size() && space.is_valid(c)) inside->insert(c);
+    const std::function<bool(const Config&)> recorded = co.recorded;
+    uint64_t count = 0;
+    for (const Config& c : *inside)
+      if (!recorded || recorded(c)) ++count;
+    co.recorded = [inside, recorded](const Config& c) { return inside->count(c) && (!recorded || recorded(c)); };
+    co.recorded_count = count;
+    co.not_recorded = [inside, &not_within](const Config& c) {
+      if (!inside->count(c)) ++not_within;
+    };
+    start.within = count;
   }
   // What the strategy expects after each batch compiles behind it (a GPU run's evaluator).
   co.ahead = [&evaluator, &space](std::span<const Config> next) { evaluator.compile_ahead(values_of(space, next)); };
@@ -169,6 +189,9 @@ db::KernelInfo kernel_info(const Spec& spec) {
 
 RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, const RunOptions& o,
                RunObserver& observer) {
+  if (o.within && !o.listed.empty())
+    throw Error::bad_input("a run measures listed configurations in place of a strategy, or lets the strategy search "
+                           "within a list, not both");
   const SearchSpace& space = spec.space();
   StrategyContext ctx;
   ctx.space = &space;
@@ -181,7 +204,8 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   const db::SeriesIds& ids = opened.ids;
   const int64_t run_id = start.run_id;
 
-  CostOptions co = cost_options(o, evaluator, space, start);
+  uint64_t not_within = 0;
+  CostOptions co = cost_options(o, evaluator, space, start, not_within);
   std::vector<db::Evaluation> evaluated;  // this run's ok and failed results, for the re-measure
   // Each result is committed as it completes, not when the batch does, and
   // the cost layer says after each whether the batch may go on.
@@ -205,14 +229,14 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   std::map<std::string, db::Evaluation> reusable;
   if (!o.force)
     for (auto& [key, e] : store.measured(ids, start.replay))
-      if (auto c = space.config_of(e.config)) {
+      if (auto c = space.config_of(e.config); c && (!o.within || co.recorded(*c))) {
         layer.seed(*c, {objective_of(spec, e), 0.0});
         reusable[space.key(*c)] = std::move(e);
       }
   start.reusable = reusable.size();
   start.budget = o.budget;
-  start.total = o.budget.max_fevals ? std::min<uint64_t>(o.budget.max_fevals, space.count_valid())
-                                    : space.count_valid();
+  const uint64_t visitable = start.within ? *start.within : space.count_valid();
+  start.total = o.budget.max_fevals ? std::min<uint64_t>(o.budget.max_fevals, visitable) : visitable;
   observer.started(start);
 
   RunOutcome outcome;
@@ -246,6 +270,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   }
   store.end_run(run_id);
   outcome.interrupted = o.cancel.requested();
+  outcome.not_within = not_within;
   return outcome;
 }
 

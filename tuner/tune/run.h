@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "db/store.h"
 #include "search/expr/cancel.h"
@@ -41,6 +42,12 @@ struct RunOptions {
   // When set: these configurations, in order, once each, in place of a
   // strategy (stored as strategy "configs_from"; no prior from the store).
   std::vector<Config> listed;
+  // When set: the strategy searches as usual, but only these configurations
+  // (of them, the valid ones) are measured; one it proposes outside them is
+  // answered as unavailable at no cost (not measured, not an evaluation), as
+  // a partial recording's unrecorded ones are, and the run ends when all are
+  // measured. Not with `listed`.
+  std::optional<std::vector<Config>> within;
   // The prior: a results file (ktune database or Kernel Tuner cache, with one
   // of its devices where it holds several), else the store's own series of
   // the kernel with the most results elsewhere; none with no_prior.
@@ -70,6 +77,8 @@ struct RunStart {
   size_t reusable = 0;                 // the store's results this run may reuse
   // A replay of a partial recording: recorded valid configurations of the space's valid ones.
   std::optional<std::pair<uint64_t, uint64_t>> partial;
+  // RunOptions::within: its distinct valid configurations (recorded ones, in a partial recording).
+  std::optional<uint64_t> within;
   uint64_t total = 0;                  // configurations the run may visit
   Budget budget;                       // the run's budget (0: none of that kind)
 };
@@ -91,6 +100,7 @@ struct RunOutcome {
   int64_t run_id = 0;
   RunResult result;
   bool interrupted = false;  // RunOptions::cancel was requested; what finished is stored and in `result`
+  uint64_t not_within = 0;   // of result.not_recorded, the proposals outside RunOptions::within
 };
 
 RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, const RunOptions& options,

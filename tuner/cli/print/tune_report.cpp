@@ -89,6 +89,7 @@ void TuneReport::started(const tune::RunStart& start) {
   prior_ = start.prior;
   reusable_ = start.reusable;
   partial_ = start.partial;
+  within_ = start.within;
   workers_ = start.workers;
   std::ostream& out = std::cerr;
   if (replay_)
@@ -159,7 +160,7 @@ cli::Json TuneReport::summary_json(const tune::RunOutcome& outcome, const std::v
                  {"replay", replay_}, {"source", source_}, {"stop", stop_reason_name(result.stop)},
                  {"evaluations", measured_}, {"measured_beside", result.beside}, {"resumed", resumed_},
                  {"reusable", reusable_},
-                 {"missing_from_data", missing_ + result.not_recorded},
+                 {"missing_from_data", missing_ + result.not_recorded - outcome.not_within},
                  {"elapsed_s", result.elapsed_s}, {"objective", spec_->objective}, {"status_counts", counts_},
                  {"prior", cli::Json()}};
   if (outcome.interrupted) {  // beside the stop reason; absent from a run that was not interrupted
@@ -171,6 +172,7 @@ cli::Json TuneReport::summary_json(const tune::RunOutcome& outcome, const std::v
     j = std::move(with);
   }
   if (partial_) j["partial_recording"] = {{"recorded", partial_->first}, {"valid", partial_->second}};
+  if (within_) j["within"] = {{"configurations", *within_}, {"proposed_outside", outcome.not_within}};
   if (recorded_optimum_ && !r.empty()) {
     const double best = *objective_of(*spec_, *r[0]);
     j["recorded_optimum"] = *recorded_optimum_;
@@ -245,7 +247,9 @@ void TuneReport::print_summary(const tune::RunOutcome& outcome, const std::vecto
   std::cout << "; " << measured_ << (replay_ ? " replayed" : " measured");
   if (result.beside) std::cout << " (" << result.beside << " of them while the strategy proposed)";
   if (resumed_) std::cout << ", " << resumed_ << " reused from the database";
-  if (missing_ + result.not_recorded) std::cout << ", " << missing_ + result.not_recorded << " not in the recorded data";
+  if (const uint64_t missing = missing_ + result.not_recorded - outcome.not_within)
+    std::cout << ", " << missing << " not in the recorded data";
+  if (outcome.not_within) std::cout << ", " << outcome.not_within << " proposed outside the list (not measured)";
   if (partial_) std::cout << " (a partial recording: the best is the recorded part's)";
   std::cout << "; " << (replay_ ? "recorded tuning time " : "elapsed ") << fixed(result.elapsed_s, 1) << " s\n";
   if (recorded_optimum_ && !r.empty()) {

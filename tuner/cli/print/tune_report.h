@@ -70,6 +70,7 @@ class TuneReport : public tune::RunObserver {
   std::vector<std::vector<Value>> reused_;     // configurations taken from the database
   size_t ok_ = 0, missing_ = 0, resumed_ = 0, measured_ = 0, reusable_ = 0;
   std::optional<std::pair<uint64_t, uint64_t>> partial_;
+  std::optional<uint64_t> within_;  // RunStart::within
   size_t workers_ = 1;
   std::optional<PoolStats> pool_;
   std::optional<double> recorded_optimum_;
