@@ -584,7 +584,8 @@ TEST(PoolEvaluator, LiveMembersCompileAheadWhatTheyTakeNext) {
 
 // A stand-in GPU that measures beside a proposal as GpuEvaluator does: the
 // proposal on a thread of its own, meanwhile every wanted spare (each
-// "compiled" at once), one at a time, sleeping its cost (first value) in ms.
+// "compiled" at once), one at a time; evaluate() sleeps a configuration's
+// cost (its first value) in ms.
 class Sparing : public Scripted {
  public:
   std::vector<Config> beside(const Beside& b) override {
@@ -597,14 +598,12 @@ class Sparing : public Scripted {
       return b.propose();
     });
     bool go = true;
-    for (size_t i = 0; go && proposing && i < b.spare.size(); ++i) {
-      if (!b.wanted(b.spare[i])) continue;
-      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(b.spare[i][0].as_float()));
-      evaluate_one(b.spare[i], 0, [&](size_t, const Measured& m) {
-        go = b.on_measured(m);
-        return go;
-      });
-    }
+    for (size_t i = 0; go && proposing && i < b.spare.size(); ++i)
+      if (b.wanted(b.spare[i]))
+        evaluate(std::span<const std::vector<Value>>(&b.spare[i], 1), [&](size_t, const Measured& m) {
+          go = b.on_measured(m);
+          return go;
+        });
     return proposal.get();
   }
   bool measures_beside() const override { return true; }
@@ -700,24 +699,6 @@ TEST(PoolEvaluator, ALiveRunMeasuringBesideStoresEveryConfigurationOnce) {
             m.cost_s = 3e-4;
             if (!on(i, m)) return;
           }
-        }
-        std::vector<Config> beside(const Beside& b) override {
-          std::atomic<bool> proposing{true};
-          auto proposal = std::async(std::launch::async, [&] {
-            struct Done {
-              std::atomic<bool>& flag;
-              ~Done() { flag = false; }
-            } done{proposing};
-            return b.propose();
-          });
-          bool go = true;
-          for (size_t i = 0; go && proposing && i < b.spare.size(); ++i)
-            if (b.wanted(b.spare[i]))
-              evaluate(std::span<const std::vector<Value>>(&b.spare[i], 1), [&](size_t, const Measured& m) {
-                go = b.on_measured(m);
-                return go;
-              });
-          return proposal.get();
         }
         std::vector<StaticFeatures> features(std::span<const Config> configs) override {
           std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a short list's compiles

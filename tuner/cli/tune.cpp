@@ -103,7 +103,8 @@ std::vector<int> gpu_list(const std::string& text) {
 // as the host would run N compiles per core.
 // A replay's evaluator also gives the recording's best objective (`recorded_best`).
 std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o, const MpiRun& mpi,
-                                                std::optional<double>& recorded_best) {
+                                                std::optional<double>& recorded_best,
+                                                std::shared_ptr<CompilePool>* pool = nullptr) {
   if (!o.simulate.empty()) {
     if (o.gpus) throw Error::bad_input("--gpus measures on GPUs; a replay (--simulate) takes --workers N");
     auto replay = with_hint("problem size", " (--set changes the spec's)", [&] {
@@ -145,13 +146,15 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   go.energy_ms = o.energy_ms.value_or(0);
   if (!o.compile_timeout.empty()) go.compile_timeout_s = duration_option("--compile-timeout", o.compile_timeout);
   go.cancel = ctrl_c().token();
-  if (!o.gpus) return std::make_unique<GpuEvaluator>(spec, go);
-  const std::vector<int> gpus = gpu_list(*o.gpus);
-  // One compile pool (and the cubin cache under it) for all the GPUs.
+  // One compile pool (and the cubin cache under it) for all the GPUs, its counts for the report.
   CompilePoolOptions po;
+  po.workers = go.compile_threads;
   po.time_limit_s = go.compile_timeout_s;
   po.cancel = go.cancel;
   go.compile_pool = std::make_shared<CompilePool>(po);
+  if (pool) *pool = go.compile_pool;
+  if (!o.gpus) return std::make_unique<GpuEvaluator>(spec, go);
+  const std::vector<int> gpus = gpu_list(*o.gpus);
   std::vector<PoolEvaluator::MakeMember> members;
   for (const int gpu : gpus)
     members.push_back([&spec, go, gpu]() mutable -> std::unique_ptr<ConfigEvaluator> {
@@ -268,13 +271,16 @@ int run_tune(const TuneOptions& o) {
   db::Store store = open_results_db(o.resolved_db());  // opened for writing before anything is measured
   list_configs(o, spec, store, ro);
   std::optional<double> recorded_best;
-  std::unique_ptr<ConfigEvaluator> evaluator = mpi.evaluator(spec, make_evaluator(spec, o, mpi, recorded_best));
+  std::shared_ptr<CompilePool> compile_pool;
+  std::unique_ptr<ConfigEvaluator> evaluator =
+      mpi.evaluator(spec, make_evaluator(spec, o, mpi, recorded_best, &compile_pool));
   TuneReport report(spec, !o.json);
   if (recorded_best) report.recorded_optimum(*recorded_best);
   const CatchInterrupt catching;
   const tune::RunOutcome outcome =
       as_option("--prior-device", "prior device", [&] { return tune::run(spec, *evaluator, store, ro, report); });
   if (const auto* pool = dynamic_cast<const PoolEvaluator*>(evaluator.get())) report.pool(pool->stats());
+  if (compile_pool) report.compiles(compile_pool->counts());
   std::vector<tune::ProfiledRow> profiled;
   db::DeviceInfo roofs;
   if (o.profile_top > 0 && report.any_ok() && !outcome.interrupted) {

@@ -3,7 +3,6 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <fcntl.h>
-#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -287,19 +286,6 @@ class CompilePool::Slot {
   int fd_ = -1;
 };
 
-unsigned usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
-unsigned shared_cpus(unsigned sharers) {
-  const unsigned cpus = usable_cpus();
-  if (sharers <= 1 || cpus < std::thread::hardware_concurrency()) return cpus;
-  return std::max(1u, cpus / sharers);
-}
-
 CompilePool::CompilePool(CompilePoolOptions options) : options_(std::move(options)), compiler_(options_.compiler) {
   in_process_ = options_.in_process || env_true(kInProcessVariable);
   unsigned n = options_.workers ? options_.workers : usable_cpus();
@@ -345,9 +331,16 @@ void CompilePool::serve(Slot& slot) {
       queue_.erase(first);
     }
     const bool was_in_process = slot.in_process();
+    const auto started = std::chrono::steady_clock::now();
     std::optional<compile_wire::Reply> reply = slot.compile(job.request, compiler_, stopping_, deaths_, options_.time_limit_s, timeouts_);
     if (!was_in_process && slot.in_process()) ++fallbacks_;
     if (!reply) return;  // stopping
+    {
+      std::lock_guard lock(counts_mutex_);
+      counts_.compile_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      counts_.compiled += !reply->result.deferred;
+      counts_.same_code += reply->result.same_code;
+    }
     if (reply->result.deferred) {
       // The same code is being compiled by another slot: take other work and
       // come back to this one (once; then it waits, for an empty queue would
@@ -416,6 +409,10 @@ CompilePool::Ticket CompilePool::submit(CompileRequest request, Priority priorit
     // compile() looks the entry up again (a second ~50 us read) so that its
     // result is exactly an in-process compile's: resources, occupancy, timing.
     if (source && cache->load(compile_cache_key(request, *source))) hit = Done{true, reply_of(compiler_, request)};
+  }
+  if (hit) {
+    std::lock_guard lock(counts_mutex_);
+    ++counts_.from_cache;
   }
   std::lock_guard lock(mutex_);
   const Ticket ticket = next_ticket_++;

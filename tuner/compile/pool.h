@@ -57,6 +57,7 @@
 #include <vector>
 
 #include "search/expr/cancel.h"
+#include "tuner/base/cpus.h"
 #include "tuner/compile/compiler.h"
 
 namespace ktune {
@@ -73,18 +74,6 @@ struct CompileChildHooks {
 // the pool closes the socket, then exits; never returns. Elsewhere it returns
 // at once.
 void serve_if_compile_child(const CompileChildHooks& hooks = {});
-
-// The CPUs this process may run on: its affinity mask (a cpuset, or the
-// binding an MPI launcher gives each rank), which can be far fewer than the
-// machine's hardware threads; at least 1.
-unsigned usable_cpus();
-
-// This process's part of the CPUs when `sharers` processes of one host (the
-// MPI ranks there) compile at once: the usable CPUs divided among them where
-// the process may run on the whole host; all of its usable CPUs where it is
-// bound to fewer (a launcher that binds gives each rank CPUs of its own). At
-// least 1.
-unsigned shared_cpus(unsigned sharers);
 
 struct CompilePoolOptions {
   unsigned workers = 0;      // 0: one per usable CPU (usable_cpus())
@@ -140,6 +129,18 @@ class CompilePool {
   bool in_process() const { return in_process_ || fallbacks_.load() > 0; }
   int deaths() const { return deaths_.load(); }      // compile children lost so far
   int timeouts() const { return timeouts_.load(); }  // compiles killed at the time limit
+  // Every request this pool was given, whoever asked (a batch, what is
+  // compiled ahead, a strategy's short list): answered from the cubin cache
+  // at submit, or compiled by a slot (of those, reused through the second
+  // cache level, Compiler's same code), and the slots' seconds on them.
+  struct Counts {
+    uint64_t from_cache = 0, compiled = 0, same_code = 0;
+    double compile_s = 0;
+  };
+  Counts counts() const {
+    std::lock_guard lock(counts_mutex_);
+    return counts_;
+  }
 
  private:
   struct Job {
@@ -165,6 +166,8 @@ class CompilePool {
   std::atomic<int> fallbacks_{0};
   std::atomic<int> deaths_{0};
   std::atomic<int> timeouts_{0};
+  mutable std::mutex counts_mutex_;
+  Counts counts_;
 
   std::mutex mutex_;
   std::condition_variable work_;  // slots wait for jobs

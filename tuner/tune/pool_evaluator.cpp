@@ -21,107 +21,6 @@ double steady_s() {
 
 }  // namespace
 
-// A live member: its evaluator, made, used and destroyed on its own thread,
-// which runs one task at a time until the member is retired (or its factory
-// fails: the thread then ends at once).
-class PoolEvaluator::Member {
- public:
-  using Task = std::function<void(ConfigEvaluator&)>;
-
-  explicit Member(MakeMember make) { thread_ = std::thread([this, make = std::move(make)] { loop(make); }); }
-  ~Member() { retire(); }
-  Member(const Member&) = delete;
-  Member& operator=(const Member&) = delete;
-
-  // Waits until the evaluator is made; its factory's exception, if any.
-  std::exception_ptr made() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return made_; });
-    return make_error_;
-  }
-  void post(Task task) {
-    {
-      std::lock_guard lock(mutex_);
-      task_ = std::move(task);
-    }
-    changed_.notify_all();
-  }
-  // Waits until the posted task is done; its exception, if any.
-  std::exception_ptr wait() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !task_ && !running_; });
-    return std::exchange(error_, nullptr);
-  }
-  void run(Task task) {
-    post(std::move(task));
-    if (std::exception_ptr e = wait()) std::rethrow_exception(e);
-  }
-  // Ends the thread, the evaluator destroyed on it; nothing is posted after.
-  void retire() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    changed_.notify_all();
-    if (thread_.joinable()) thread_.join();
-    retired_ = true;
-  }
-  bool retired() const { return retired_; }
-  // The evaluator, for calls another thread may make while this one's task
-  // runs (a GpuEvaluator's features() beside its measuring). REQUIRES: made.
-  ConfigEvaluator* evaluator() {
-    std::lock_guard lock(mutex_);
-    return evaluator_;
-  }
-
-  std::string source;  // the evaluator's source(), once asked
-
- private:
-  void loop(const MakeMember& make) {
-    std::unique_ptr<ConfigEvaluator> evaluator;
-    std::exception_ptr error;
-    try {
-      evaluator = make();
-    } catch (...) {
-      error = std::current_exception();
-    }
-    std::unique_lock lock(mutex_);
-    made_ = true;
-    make_error_ = error;
-    evaluator_ = evaluator.get();
-    changed_.notify_all();
-    if (!evaluator) return;
-    for (;;) {
-      changed_.wait(lock, [&] { return stopping_ || task_; });
-      if (!task_) break;  // stopping
-      Task task = std::move(task_);
-      task_ = nullptr;
-      running_ = true;
-      lock.unlock();
-      try {
-        task(*evaluator);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      lock.lock();
-      running_ = false;
-      error_ = std::exchange(error, nullptr);
-      changed_.notify_all();
-    }
-    evaluator_ = nullptr;
-    lock.unlock();
-    evaluator.reset();  // on this thread, which its GPU worker process belongs to
-  }
-
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  Task task_;
-  bool running_ = false, made_ = false, stopping_ = false, retired_ = false;
-  std::exception_ptr error_, make_error_;
-  ConfigEvaluator* evaluator_ = nullptr;
-  std::thread thread_;
-};
-
 PoolEvaluator::PoolEvaluator(std::vector<MakeMember> members, size_t chunk, OnLost on_lost)
     : dispatch_(std::make_unique<Dispatch>(members.size(), chunk)), on_lost_(std::move(on_lost)) {
   if (members.empty()) throw Error::failed("internal: a pool of no evaluators");
@@ -279,105 +178,114 @@ void PoolEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
       if (!m->retired()) m->run([](ConfigEvaluator& e) { e.compile_ahead({}); });
 }
 
+// A batch measured by the live members: what they share.
+struct PoolEvaluator::LiveBatch {
+  LiveBatch(std::span<const std::vector<Value>> c, const OnMeasured& m, size_t members)
+      : configs(c), on_measured(m), lost(members, false) {}
+  std::span<const std::vector<Value>> configs;
+  const OnMeasured& on_measured;
+  bool stop = false;        // a false from on_measured, or a cancel: no member takes more
+  std::vector<bool> lost;   // in this batch; its thread ends after the round
+  size_t measuring = 0;     // members still at the batch (tail_: the others measure spares meanwhile)
+  std::condition_variable done;  // measuring reached 0
+};
+
 // Each live member takes chunks until the batch is handed out. A member that
 // throws is lost: what it held and had not reported goes back to the
 // Dispatch, and while some is left and a member lives the others take it.
 void PoolEvaluator::evaluate_live(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
   require_live();
-  std::mutex& mutex = dispatch_mutex_;  // guards the dispatch and stop, and makes on_measured one call at a time
-  bool stop = false;
-  std::vector<bool> lost(members_.size(), false);  // in this batch; its thread ends after the round
+  std::mutex& mutex = dispatch_mutex_;  // guards the dispatch and the batch, and makes on_measured one call at a time
+  LiveBatch batch(configs, on_measured, members_.size());
   {
     std::lock_guard lock(mutex);
     dispatch_->begin(configs);
   }
-  size_t measuring = 0;  // members still at the batch (tail_: the others measure spares meanwhile)
-  std::condition_variable batch_done;
-  auto work = [&](size_t member, ConfigEvaluator& e) {
-    std::vector<size_t> now;     // the chunk in hand
-    std::vector<bool> reported;  // of it
-    bool run_error = false;      // on_measured threw: the run's error, not the member's
-    bool at_batch = true;
-    auto leave_batch = [&] {  // under mutex
-      if (!std::exchange(at_batch, false)) return;
-      if (--measuring == 0) batch_done.notify_all();
-    };
-    try {
-      for (;;) {
-        Dispatch::Work w;
-        {
-          std::lock_guard lock(mutex);
-          if (stop) return leave_batch();
-          w = dispatch_->take(member);
-          now = w.now;
-          reported.assign(now.size(), false);
-          if (now.empty()) leave_batch();
-        }
-        if (now.empty()) {
-          if (tail_) {
-            fill_beside(e, *tail_, [&] {
-              std::unique_lock lock(mutex);
-              batch_done.wait(lock, [&] { return measuring == 0; });
-            });
-          }
-          return;
-        }
-        std::vector<std::vector<Value>> values;
-        for (size_t i : now) values.push_back(configs[i]);
-        // Not an empty one: to a GPU that says the run ends, and drops what it holds ahead.
-        if (!w.ahead.empty()) e.compile_ahead(w.ahead);
-        e.evaluate(values, [&](size_t i, const Measured& m) {
-          std::lock_guard lock(mutex);
-          if (i >= now.size() || reported[i]) return !stop;
-          reported[i] = true;
-          stats_.busy_s += m.cost_s;
-          try {
-            if (!on_measured(now[i], m)) stop = true;
-          } catch (...) {
-            run_error = stop = true;
-            throw;
-          }
-          return !stop;
-        });
-      }
-    } catch (const Cancelled&) {
-      std::lock_guard lock(mutex);
-      stop = true;  // the others finish what they hold and take no more
-      leave_batch();
-      throw;
-    } catch (...) {
-      std::lock_guard lock(mutex);
-      leave_batch();
-      if (run_error) throw;
-      std::vector<size_t> unreported;
-      for (size_t i = 0; i < now.size(); ++i)
-        if (!reported[i]) unreported.push_back(now[i]);
-      dispatch_->retire(member, unreported);
-      lost[member] = true;
-      note_loss(member, std::current_exception());
-    }
-  };
   for (bool more = true; more;) {
     std::vector<size_t> posted;
     {
       std::lock_guard lock(mutex);
-      measuring = 0;
-      for (const auto& m : members_) measuring += !m->retired();
+      batch.measuring = 0;
+      for (const auto& m : members_) batch.measuring += !m->retired();
     }
     for (size_t k = 0; k < members_.size(); ++k)
       if (!members_[k]->retired()) {
-        members_[k]->post([&work, k](ConfigEvaluator& e) { work(k, e); });
+        members_[k]->post([this, &batch, k](ConfigEvaluator& e) { measure_part(batch, k, e); });
         posted.push_back(k);
       }
     std::exception_ptr first;
     for (size_t k : posted)
       if (std::exception_ptr e = members_[k]->wait(); e && !first) first = e;
     for (size_t k : posted)
-      if (lost[k]) members_[k]->retire();
+      if (batch.lost[k]) members_[k]->retire();
     if (first) std::rethrow_exception(first);
     require_live();
     std::lock_guard lock(mutex);
-    more = !stop && dispatch_->has_work();  // a lost member's, after the others had finished theirs
+    more = !batch.stop && dispatch_->has_work();  // a lost member's, after the others had finished theirs
+  }
+}
+
+void PoolEvaluator::measure_part(LiveBatch& batch, size_t member, ConfigEvaluator& e) {
+  std::mutex& mutex = dispatch_mutex_;
+  std::vector<size_t> now;     // the chunk in hand
+  std::vector<bool> reported;  // of it
+  bool run_error = false;      // on_measured threw: the run's error, not the member's
+  bool at_batch = true;
+  auto leave_batch = [&] {  // under mutex
+    if (std::exchange(at_batch, false) && --batch.measuring == 0) batch.done.notify_all();
+  };
+  try {
+    for (;;) {
+      Dispatch::Work w;
+      {
+        std::lock_guard lock(mutex);
+        if (batch.stop) return leave_batch();
+        w = dispatch_->take(member);
+        now = w.now;
+        reported.assign(now.size(), false);
+        if (now.empty()) leave_batch();
+      }
+      if (now.empty()) {
+        if (tail_)
+          fill_beside(e, *tail_, [&] {
+            std::unique_lock lock(mutex);
+            batch.done.wait(lock, [&] { return batch.measuring == 0; });
+          });
+        return;
+      }
+      std::vector<std::vector<Value>> values;
+      for (size_t i : now) values.push_back(batch.configs[i]);
+      // Not an empty one: to a GPU that says the run ends, and drops what it holds ahead.
+      if (!w.ahead.empty()) e.compile_ahead(w.ahead);
+      e.evaluate(values, [&](size_t i, const Measured& m) {
+        std::lock_guard lock(mutex);
+        if (i >= now.size() || reported[i]) return !batch.stop;
+        reported[i] = true;
+        stats_.busy_s += m.cost_s;
+        try {
+          if (!batch.on_measured(now[i], m)) batch.stop = true;
+        } catch (...) {
+          run_error = batch.stop = true;
+          throw;
+        }
+        return !batch.stop;
+      });
+    }
+  } catch (const Cancelled&) {
+    std::lock_guard lock(mutex);
+    batch.stop = true;  // the others finish what they hold and take no more
+    leave_batch();
+    throw;
+  } catch (...) {
+    std::lock_guard lock(mutex);
+    leave_batch();
+    if (run_error) throw;
+    std::vector<size_t> unreported;
+    for (size_t i = 0; i < now.size(); ++i)
+      if (!reported[i]) unreported.push_back(now[i]);
+    dispatch_->retire(member, unreported);
+    batch.lost[member] = true;
+    note_loss(member, std::current_exception());
   }
 }
 
@@ -502,7 +410,7 @@ std::vector<Config> PoolEvaluator::beside_live(const Beside& b) {
   std::vector<size_t> posted;
   for (size_t k = 0; k < members_.size(); ++k)
     if (!members_[k]->retired()) {
-      if (!proposing_on_) proposing_on_ = members_[k]->evaluator();
+      if (!proposing_on_) proposing_on_ = members_[k]->get();
       members_[k]->post([this, &b, &until_proposed](ConfigEvaluator& e) { fill_beside(e, b, until_proposed); });
       posted.push_back(k);
     }

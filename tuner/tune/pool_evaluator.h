@@ -48,6 +48,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "tuner/base/thread_owned.h"
 #include "tuner/tune/dispatch.h"
 #include "search/strategy/replay_clock.h"
 #include "tuner/tune/evaluator.h"
@@ -125,8 +126,16 @@ class PoolEvaluator : public ConfigEvaluator {
   const PoolStats& stats() const { return stats_; }
 
  private:
-  class Member;
+  // A live member: its evaluator on a thread of its own, and its source() once asked.
+  struct Member : ThreadOwned<ConfigEvaluator> {
+    using ThreadOwned::ThreadOwned;
+    std::string source;
+  };
   void evaluate_live(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured);
+  struct LiveBatch;
+  // On member `member`'s thread: chunks of the batch until none is left,
+  // then (tail_) spares until every member has ended its part.
+  void measure_part(LiveBatch& batch, size_t member, ConfigEvaluator& e);
   void evaluate_simulated(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured);
   // Simulated: the replay's answers and their recorded costs.
   struct Replayed {

@@ -187,6 +187,22 @@ db::KernelInfo kernel_info(const Spec& spec) {
   return k;
 }
 
+namespace {
+
+// The run's best configurations measured again, interleaved, each round stored.
+void remeasure_best(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, const RunOptions& o,
+                    std::pair<int64_t, const db::SeriesIds&> run, const std::vector<db::Evaluation>& evaluated,
+                    RunObserver& observer) {
+  const auto top = best_configs(spec, evaluated, o.remeasure_top);
+  if (top.size() < 2) return;
+  for (const Measured& m : evaluator.remeasure(top, o.remeasure_rounds)) {
+    store.add_evaluation(run.first, run.second, m.eval);
+    observer.remeasured(m);
+  }
+}
+
+}  // namespace
+
 RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, const RunOptions& o,
                RunObserver& observer) {
   if (o.within && !o.listed.empty())
@@ -221,10 +237,8 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
     evaluator.evaluate(values_of(space, batch), [&](size_t i, const Measured& m) { return done(i, keep(m)); });
   };
   // Measured while the strategy proposes (a GPU run's evaluator, or simulated GPUs).
-  if (o.spares && evaluator.measures_beside()) {
-    co.beside = measure_beside(evaluator, space, keep);
-    co.beside_batches = evaluator.workers() > 1;
-  }
+  if (o.spares && evaluator.measures_beside()) co.beside = measure_beside(evaluator, space, keep);
+  co.beside_batches = co.beside && evaluator.workers() > 1;
   CostLayer layer(space, o.budget, CostLayer::EvaluateEach(evaluate), spec.higher_is_better, co);
   std::map<std::string, db::Evaluation> reusable;
   if (!o.force)
@@ -250,14 +264,8 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
       }
       observer.progress(t);
     });
-    if (o.remeasure_top > 1 && !start.replay && !o.cancel.requested()) {
-      const auto top = best_configs(spec, evaluated, o.remeasure_top);
-      if (top.size() > 1)
-        for (const Measured& m : evaluator.remeasure(top, o.remeasure_rounds)) {
-          store.add_evaluation(run_id, ids, m.eval);
-          observer.remeasured(m);
-        }
-    }
+    if (o.remeasure_top > 1 && !start.replay && !o.cancel.requested())
+      remeasure_best(spec, evaluator, store, o, {run_id, ids}, evaluated, observer);
   } catch (const Cancelled&) {
     // The re-measure, cut short: none of its rounds is stored.
     if (!o.cancel.requested()) {

@@ -184,6 +184,9 @@ cli::Json TuneReport::summary_json(const tune::RunOutcome& outcome, const std::v
                      {"load_s", split_.load / 1000},       {"verify_s", split_.verify / 1000},
                      {"measure_s", split_.measure / 1000}, {"framework_s", split_.framework / 1000},
                      {"stopped_early", split_.stopped_early}};
+  if (compiles_)
+    j["time_split"]["compile_pool"] = {{"compiled", compiles_->compiled}, {"same_code", compiles_->same_code},
+                                       {"from_cache", compiles_->from_cache}, {"compile_s", compiles_->compile_s}};
   if (pool_) {
     // The evaluations' wall (virtual in a replay) and the strategy's real time between batches.
     const double wall = pool_->wall_s + pool_->between_s;
@@ -278,6 +281,10 @@ void TuneReport::print_summary(const tune::RunOutcome& outcome, const std::vecto
                 << "), framework " << fixed(split_.framework / 1000, 1) << " s; " << split_.stopped_early
                 << " stopped early by racing\n";
     }
+    if (compiles_)
+      std::cout << "compile processes: " << compiles_->compiled << " compiles (" << compiles_->same_code
+                << " the same code as another), " << fixed(compiles_->compile_s, 1) << " s, short lists and what "
+                << "was compiled ahead included; " << compiles_->from_cache << " from the cubin cache\n";
   }
   if (pool_) {
     const double wall = pool_->wall_s + pool_->between_s;

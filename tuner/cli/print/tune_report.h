@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "db/record/record.h"
+#include "tuner/compile/pool.h"
 #include "search/strategy/cost.h"
 #include "tuner/tune/evaluator.h"
 #include "tuner/tune/pool_evaluator.h"
@@ -36,6 +37,8 @@ class TuneReport : public tune::RunObserver {
   void remeasured(const Measured& m) override;  // the table then shows both times
   // A PoolEvaluator's account of its workers, before finish().
   void pool(const PoolStats& stats) { pool_ = stats; }
+  // A live run's compile pool: every compile the run caused, before finish().
+  void compiles(const CompilePool::Counts& counts) { compiles_ = counts; }
   // A replay: the best objective of the whole recording, which the summary
   // sets the run's best against.
   void recorded_optimum(double best) { recorded_optimum_ = best; }
@@ -73,6 +76,7 @@ class TuneReport : public tune::RunObserver {
   std::optional<uint64_t> within_;  // RunStart::within
   size_t workers_ = 1;
   std::optional<PoolStats> pool_;
+  std::optional<CompilePool::Counts> compiles_;
   std::optional<double> recorded_optimum_;
   std::unique_ptr<Progress> bar_;
   // Where this run's evaluations spent their time, ms (reused ones left
