@@ -142,16 +142,21 @@ std::optional<double> PoolEvaluator::virtual_time() const {
 }
 
 void PoolEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
-  const double start = steady_s();
-  if (last_batch_end_) stats_.between_s += start - *last_batch_end_;
   if (simulated_) {
     evaluate_simulated(configs, on_measured);
     simulated_stats();
     return;
   }
+  const double start = steady_s();
   evaluate_live(configs, on_measured);
-  last_batch_end_ = steady_s();
-  stats_.wall_s += *last_batch_end_ - start;
+  account_live(start);
+}
+
+void PoolEvaluator::account_live(double start) {
+  if (last_batch_end_) stats_.between_s += std::max(0.0, start - *last_batch_end_);
+  const double end = steady_s();
+  stats_.wall_s += end - start;
+  last_batch_end_ = end;
 }
 
 void PoolEvaluator::simulated_stats() {
@@ -400,6 +405,7 @@ std::vector<Config> PoolEvaluator::beside_live(const Beside& b) {
     if (fill_error_) std::rethrow_exception(fill_error_);
     return {};
   }
+  const double start = steady_s();
   std::mutex done_mutex;
   std::condition_variable done_changed;
   bool done = false;
@@ -438,6 +444,7 @@ std::vector<Config> PoolEvaluator::beside_live(const Beside& b) {
       }
     }
   proposing_on_ = nullptr;
+  account_live(start);
   if (failed) std::rethrow_exception(failed);
   if (fill_error_) std::rethrow_exception(fill_error_);
   if (cancelled) std::rethrow_exception(cancelled);

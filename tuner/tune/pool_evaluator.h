@@ -68,8 +68,10 @@ struct PoolStats {
   size_t workers = 0;      // those that started (a factory that failed is not one)
   std::vector<LostWorker> lost;  // in the order they were lost, factory failures first
   double busy_s = 0;       // summed cost_s of the evaluations
-  double wall_s = 0;       // from each batch's start to its last result: virtual time when simulated
-  double between_s = 0;   // real time between batches, every worker idle: the strategy's proposals
+  // Live: from each batch's (or proposal measured beside) start to its last
+  // result; virtual time when simulated.
+  double wall_s = 0;
+  double between_s = 0;   // real time outside those, every worker idle: the strategy's proposals
   // Simulated: wall_s is the whole predicted wall time (ReplayClock::now);
   // of it the strategy's own time; the compiles started (feature requests
   // and what was compiled ahead included) and their summed time.
@@ -171,7 +173,10 @@ class PoolEvaluator : public ConfigEvaluator {
   db::DeviceInfo device_;
   std::string source_;
   PoolStats stats_;
-  std::optional<double> last_batch_end_;
+  std::optional<double> last_batch_end_;  // real seconds on the steady clock, for between_s
+  // Live: the time from `start` (steady seconds) to now is the workers', the
+  // time before it since the last such end the strategy's alone.
+  void account_live(double start);
   // Live, during beside(): the member whose evaluator answers features()
   // (its thread is busy measuring); the batch whose tail the members fill;
   // the configurations claimed by a member; whether the run said stop.
@@ -183,7 +188,7 @@ class PoolEvaluator : public ConfigEvaluator {
   // Simulated, during beside(): what features() was asked for and found clean.
   bool collect_ = false;
   std::vector<Config> compiled_clean_;
-  double deadline_ = std::numeric_limits<double>::infinity();  // on the clock: the run's time is up  // real seconds on the steady clock, for between_s
+  double deadline_ = std::numeric_limits<double>::infinity();  // on the clock: the run's time is up
 };
 
 }  // namespace ktune

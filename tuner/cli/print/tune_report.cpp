@@ -294,8 +294,9 @@ void TuneReport::print_summary(const tune::RunOutcome& outcome, const std::vecto
                 << " compiles, " << fixed(pool_->compile_s, 1) << " s of compile processes' time), GPUs busy "
                 << fixed(wall > 0 ? 100 * pool_->busy_s / (double(workers_) * wall) : 0.0, 1) << "%\n";
     else
-      std::cout << "on " << workers_ << " workers: wall " << fixed(wall, 1) << " s (evaluations "
-                << fixed(pool_->wall_s, 1) << " s, strategy " << fixed(pool_->between_s, 1) << " s), workers busy "
+      std::cout << "on " << workers_ << " workers: wall " << fixed(wall, 1) << " s (measuring "
+                << fixed(pool_->wall_s, 1) << " s, the strategy alone " << fixed(pool_->between_s, 1)
+                << " s), workers busy "
                 << fixed(wall > 0 ? 100 * pool_->busy_s / (double(workers_) * wall) : 0.0, 1) << "%\n";
     for (const LostWorker& l : pool_->lost)
       std::cout << "lost worker " << l.index << (l.source.empty() ? "" : " (" + l.source + ")") << ": " << l.reason
