@@ -94,7 +94,7 @@ const std::vector<StrategyInfo>& strategy_catalog() {
   static const std::vector<StrategyInfo> catalog = [] {
     std::vector<StrategyInfo> out;
     for (const StrategyDef& d : defs()) {
-      StrategyInfo info{d.name, d.summary, {}, d.preferred_batch};
+      StrategyInfo info{d.name, d.summary, {}, d.preferred_batch, d.batch_per_worker};
       for (const OptionSpec& o : d.options) info.options.emplace_back(o.name, describe(o));
       out.push_back(std::move(info));
     }

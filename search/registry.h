@@ -20,14 +20,19 @@ struct StrategyInfo {
   std::string summary;
   // option name -> one-line description with its default
   std::vector<std::pair<std::string, std::string>> options;
-  // Configurations per proposal and per worker when the caller does not fix
-  // it. A batch is what the compile pool works on ahead of the GPU:
-  // strategies that learn from each result want small ones; those that do
-  // not (exhaustive, random) large ones, so compiles keep ahead of the GPU.
-  // On several GPUs (or simulated ones) the batch grows with them, so that
-  // each GPU has as much to measure as one alone: a batch smaller than the
-  // workers leaves GPUs idle at every proposal.
+  // Configurations per proposal when the caller does not fix it. A batch is
+  // what the compile pool works on ahead of the GPU: strategies that learn
+  // from each result want small ones; those that do not (exhaustive, random)
+  // large ones, so compiles keep ahead of the GPU.
   size_t preferred_batch = 8;
+  // preferred_batch is per worker: on several GPUs (or simulated ones) the
+  // batch grows with them, so that each GPU has as many compiled ahead as
+  // one alone. For strategies that learn nothing between batches
+  // (brute_force, random_sample), whose path is then the same. A learning
+  // strategy's batch stays: a larger one means longer short lists, whose
+  // proposal waits for the slowest compile (measured: docs/benchmarks.md,
+  // "Several GPUs at a wall-clock budget"), while spares fill the GPUs.
+  bool batch_per_worker = false;
 };
 
 // The catalogue entry of a strategy; Error::bad_input for an unknown name.

@@ -28,7 +28,7 @@ class BruteForce final : public StrategyBase {
 StrategyDef brute_force_def() {
   return {"brute_force", "every valid configuration in index order", {},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<BruteForce>(ctx); },
-          64};
+          64, true};
 }
 
 }  // namespace ktune::strategy_detail

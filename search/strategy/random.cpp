@@ -64,7 +64,7 @@ StrategyDef random_sample_def() {
   return {"random_sample", "uniform random valid configurations, without replacement",
           {edges_option("edges", 0.0)},
           [](const StrategyContext& ctx) -> std::unique_ptr<Strategy> { return std::make_unique<RandomSample>(ctx); },
-          64};
+          64, true};
 }
 
 }  // namespace ktune::strategy_detail

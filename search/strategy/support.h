@@ -47,6 +47,7 @@ struct StrategyDef {
   std::vector<OptionSpec> options;
   std::unique_ptr<Strategy> (*make)(const StrategyContext& ctx) = nullptr;
   size_t preferred_batch = 8;  // StrategyInfo::preferred_batch
+  bool batch_per_worker = false;  // StrategyInfo::batch_per_worker
   // Options named MEMBER.OPTION are let through unchecked, for the strategy to
   // hand to its member MEMBER (whose own options check them).
   bool member_options = false;

@@ -102,10 +102,13 @@ CostOptions cost_options(const RunOptions& o, ConfigEvaluator& evaluator, const 
   CostOptions co;
   co.cancel = o.cancel;
   // A replay proposes in the same batches as a GPU run, so it searches as the GPU run would.
-  // On several workers each gets one batch's worth (StrategyInfo::preferred_batch).
+  // On several workers a strategy that learns nothing between batches gets
+  // one batch's worth per worker (StrategyInfo::batch_per_worker); one that
+  // learns keeps its batch, and the workers measure its spares meanwhile.
+  const StrategyInfo& info = strategy_info(o.strategy);
   co.batch_size = o.batch             ? o.batch
                   : !o.listed.empty() ? 64 * start.workers  // nothing to learn between them: keep the compiles ahead
-                                      : strategy_info(o.strategy).preferred_batch * start.workers;
+                                      : info.preferred_batch * (info.batch_per_worker ? start.workers : 1);
   if (evaluator.virtual_time()) {
     // Simulated workers: the budget is the wall time the recorded times imply for them.
     co.clock = [&evaluator] { return *evaluator.virtual_time(); };
