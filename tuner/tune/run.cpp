@@ -215,7 +215,20 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   StrategyContext ctx;
   ctx.space = &space;
   ctx.seed = o.seed;
-  ctx.features = [&evaluator](std::span<const Config> cs) { return evaluator.features(cs); };
+  // Compile features only of what may be measured (a list, a partial
+  // recording: CostOptions::recorded); the rest read as not compiled.
+  std::function<bool(const Config&)> measurable;
+  ctx.features = [&evaluator, &measurable](std::span<const Config> cs) {
+    if (!measurable) return evaluator.features(cs);
+    std::vector<Config> asked;
+    for (const Config& c : cs)
+      if (measurable(c)) asked.push_back(c);
+    const std::vector<StaticFeatures> got = evaluator.features(asked);
+    std::vector<StaticFeatures> out(cs.size());
+    for (size_t i = 0, k = 0; i < cs.size() && k < got.size(); ++i)
+      if (measurable(cs[i])) out[i] = got[k++];
+    return out;
+  };
   ctx.options = o.strategy_options;
   ctx.max_fevals = o.budget.max_fevals;
   Opened opened = open_run(spec, evaluator, store, o, ctx);
@@ -225,6 +238,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
 
   uint64_t not_within = 0;
   CostOptions co = cost_options(o, evaluator, space, start, not_within);
+  measurable = co.recorded;
   std::vector<db::Evaluation> evaluated;  // this run's ok and failed results, for the re-measure
   // Each result is committed as it completes, not when the batch does, and
   // the cost layer says after each whether the batch may go on.
