@@ -13,7 +13,7 @@
 // - Not thread-safe: one Store per thread (each process/thread opens its own).
 //
 // Evaluations are keyed for resume by (kernel, device, problem size,
-// config_key), where config_key is Kernel Tuner's key string (record.h).
+// config_key): the text that identifies a configuration (search/expr/value.h).
 #pragma once
 
 #include <cstdint>

@@ -27,7 +27,7 @@ inline void load_and_use(const std::string& text, Spec::Format format) {
     if (launch.ok()) (void)spec.defines(config, *launch.launch);
     (void)spec.name_expression(config);
     (void)spec.evaluate_metrics(config, 1.5);
-    (void)space.key(space.at(i));
+    (void)space.config_key(space.at(i));
   }
 }
 

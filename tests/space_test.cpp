@@ -399,9 +399,9 @@ TEST(SearchSpace, KeysValuesAndConfigOf) {
   SearchSpace space({param("block_size_x", {64, 128}), param("alg", {"alg_1", "alg_2"}),
                      param("use_shared", {false, true}), param("f", {2.45, 1.0, 1e-06})},
                     {});
-  EXPECT_EQ(space.key({1, 1, 1, 0}), "128,alg_2,True,2.45");
-  EXPECT_EQ(space.key({0, 0, 0, 1}), "64,alg_1,False,1.0");
-  EXPECT_EQ(space.key({0, 0, 0, 2}), "64,alg_1,False,1e-06");
+  EXPECT_EQ(space.config_key({1, 1, 1, 0}), "128,alg_2,True,2.45");
+  EXPECT_EQ(space.config_key({0, 0, 0, 1}), "64,alg_1,False,1.0");
+  EXPECT_EQ(space.config_key({0, 0, 0, 2}), "64,alg_1,False,1e-06");
   const std::vector<Value> vals = space.values({1, 1, 1, 0});
   ASSERT_EQ(vals.size(), 4u);
   EXPECT_EQ(vals[0].as_int(), 128);
@@ -411,7 +411,7 @@ TEST(SearchSpace, KeysValuesAndConfigOf) {
   EXPECT_FALSE(space.config_of({128}).has_value());
   EXPECT_EQ(space.parameter_index("alg"), 1);
   EXPECT_EQ(space.parameter_index("nope"), -1);
-  EXPECT_THROW(space.key({0, 0, 0, 3}), Error);
+  EXPECT_THROW(space.config_key({0, 0, 0, 3}), Error);
 }
 
 TEST(SearchSpace, BadInputIsReported) {

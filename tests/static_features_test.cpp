@@ -35,7 +35,7 @@ TEST(StaticFeatures, CompiledInOneBatchForTheStrategies) {
       ADD_FAILURE() << name;
       return int64_t{0};
     };
-    const std::string key = space.key(configs[i]);
+    const std::string key = space.config_key(configs[i]);
     EXPECT_EQ(f[i].compiled, value("compiles") == 1) << key;
     if (!f[i].compiled) continue;
     ++compiled;

@@ -51,11 +51,11 @@ TEST_P(Template, SpecLoadsAndASampleCompilesForSm80AndSm90) {
     for (const Config& c : sample) {
       const auto values = space.values(c);
       const Build b = build_one(spec, values, *target, compiler);
-      ASSERT_TRUE(b.compiled()) << space.key(c) << ": " << b.reason;
+      ASSERT_TRUE(b.compiled()) << space.config_key(c) << ": " << b.reason;
       const CompileResult& r = b.compile;
-      ASSERT_TRUE(r.ok) << spec.kernel.name << " " << space.key(c) << " " << target->name() << ":\n" << r.log;
+      ASSERT_TRUE(r.ok) << spec.kernel.name << " " << space.config_key(c) << " " << target->name() << ":\n" << r.log;
       EXPECT_GT(r.resources.registers, 0);
-      EXPECT_LE(std::max(r.resources.spill_store_bytes, 0), 0) << space.key(c) << " " << target->name() << " spills";
+      EXPECT_LE(std::max(r.resources.spill_store_bytes, 0), 0) << space.config_key(c) << " " << target->name() << " spills";
     }
     if (spec.verify.mode == Verify::Mode::Reference) {
       const auto values = space.values(sample[0]);

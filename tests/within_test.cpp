@@ -45,7 +45,7 @@ std::vector<Config> every_fourth(const SearchSpace& space) {
 
 std::set<std::string> keys_of(const SearchSpace& space, const std::vector<Config>& configs) {
   std::set<std::string> out;
-  for (const Config& c : configs) out.insert(space.key(c));
+  for (const Config& c : configs) out.insert(space.config_key(c));
   return out;
 }
 
@@ -55,7 +55,7 @@ double best_recorded(const Spec& spec, const ReplayEvaluator& replay, const std:
   double best = 1e300;
   for (const auto& [key, e] : replay.records()) {
     const std::optional<Config> c = spec.space().config_of(e.config);
-    if (!c || !keys.count(spec.space().key(*c))) continue;
+    if (!c || !keys.count(spec.space().config_key(*c))) continue;
     if (const std::optional<double> v = objective_of(spec, e)) best = std::min(best, sign * *v);
   }
   return sign * best;
@@ -88,8 +88,8 @@ TEST(Within, AStrategyMeasuresOnlyTheListAndEndsWhenAllAreMeasured) {
     for (const Measured& m : seen.now) {
       const std::optional<Config> c = space.config_of(m.eval.config);
       ASSERT_TRUE(c) << strategy;
-      EXPECT_TRUE(listed.count(space.key(*c))) << strategy << ": " << space.key(*c) << " is not listed";
-      EXPECT_TRUE(measured.insert(space.key(*c)).second) << strategy << ": " << space.key(*c) << " twice";
+      EXPECT_TRUE(listed.count(space.config_key(*c))) << strategy << ": " << space.config_key(*c) << " is not listed";
+      EXPECT_TRUE(measured.insert(space.config_key(*c)).second) << strategy << ": " << space.config_key(*c) << " twice";
     }
     // Every listed one measured, each an evaluation; those proposed outside none.
     EXPECT_EQ(measured, listed) << strategy;
@@ -130,10 +130,10 @@ TEST(Within, TheBudgetIsSpentOnTheListOnly) {
   EXPECT_EQ(out.result.fevals, 20u);
   EXPECT_EQ(seen.start.total, 20u);
   size_t held = 0;  // of the first run's, the listed ones
-  for (const Measured& m : first.now) held += listed.count(space.key(*space.config_of(m.eval.config)));
+  for (const Measured& m : first.now) held += listed.count(space.config_key(*space.config_of(m.eval.config)));
   ASSERT_LT(held, first.now.size());
   EXPECT_EQ(seen.start.reusable, held);
-  for (const TraceEntry& t : out.result.trace) EXPECT_TRUE(listed.count(space.key(t.config))) << space.key(t.config);
+  for (const TraceEntry& t : out.result.trace) EXPECT_TRUE(listed.count(space.config_key(t.config))) << space.config_key(t.config);
 }
 
 // A partial recording and a list: the strategy keeps to both.
@@ -156,7 +156,7 @@ TEST(Within, APartialRecordingKeepsToTheRecordedPartOfTheList) {
   const std::vector<Config> list = every_fourth(space);
   std::set<std::string> both;
   for (const Config& c : list)
-    if (recorded->holds(c)) both.insert(space.key(c));
+    if (recorded->holds(c)) both.insert(space.config_key(c));
   ASSERT_FALSE(both.empty());
   ASSERT_LT(both.size(), list.size());
   db::Store store(dir.file("t.db"));
@@ -166,7 +166,7 @@ TEST(Within, APartialRecordingKeepsToTheRecordedPartOfTheList) {
   EXPECT_EQ(*seen.start.within, both.size());
   ASSERT_TRUE(seen.start.partial);
   std::set<std::string> measured;
-  for (const Measured& m : seen.now) measured.insert(space.key(*space.config_of(m.eval.config)));
+  for (const Measured& m : seen.now) measured.insert(space.config_key(*space.config_of(m.eval.config)));
   EXPECT_EQ(measured, both);
   EXPECT_EQ(out.result.stop, StopReason::SpaceExhausted);
   // Of the proposals answered as unavailable, those outside the list are told apart.

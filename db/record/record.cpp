@@ -107,15 +107,6 @@ void Evaluation::complete_stats() {
   }
 }
 
-std::string config_key(const std::vector<Value>& config) {
-  std::string key;
-  for (size_t i = 0; i < config.size(); ++i) {
-    if (i) key += ',';
-    key += config[i].str();
-  }
-  return key;
-}
-
 std::string now_iso8601() {
   using namespace std::chrono;
   auto now = system_clock::now();

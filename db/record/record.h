@@ -178,9 +178,6 @@ struct EvaluationField {
 };
 const std::vector<EvaluationField>& evaluation_fields();
 
-// Kernel Tuner's cache key: each value as Python's str(), joined by ','.
-std::string config_key(const std::vector<Value>& config);
-
 // Current UTC time as "2024-05-01T12:34:56.789Z".
 std::string now_iso8601();
 

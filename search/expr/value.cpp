@@ -230,4 +230,13 @@ std::string utf8_encode(uint32_t cp) {
   return out;
 }
 
+std::string config_key(const std::vector<Value>& config) {
+  std::string key;
+  for (size_t i = 0; i < config.size(); ++i) {
+    if (i) key += ',';
+    key += config[i].str();
+  }
+  return key;
+}
+
 }  // namespace ktune

@@ -70,6 +70,11 @@ class Value {
 // exponent form outside [1e-4, 1e16)).
 std::string python_float_repr(double d);
 
+// The text that identifies a configuration, Kernel Tuner's cache key: each
+// value as Python's str(), joined by ',' ("128,alg_2,True,2.45"). The store's
+// config_key column, the cache files' keys and every lookup by configuration.
+std::string config_key(const std::vector<Value>& config);
+
 // The offset of the first byte of `text` that is not part of well-formed
 // UTF-8 (overlong forms, surrogates and code points past U+10FFFF included),
 // or nullopt. Strings reach JSON (the store, --json, exports), which holds

@@ -259,15 +259,9 @@ std::vector<Value> SearchSpace::values(const Config& c) const {
   return out;
 }
 
-std::string SearchSpace::key(const Config& c) const {
-  const Impl& s = *impl_;
-  s.require_well_formed(c, "key");
-  std::string out;
-  for (size_t p = 0; p < c.size(); ++p) {
-    if (p > 0) out += ',';
-    out += s.params[p].values[c[p]].str();
-  }
-  return out;
+std::string SearchSpace::config_key(const Config& c) const {
+  impl_->require_well_formed(c, "config_key");
+  return ktune::config_key(values(c));
 }
 
 std::optional<Config> SearchSpace::config_of(const std::vector<Value>& values) const {

@@ -106,8 +106,8 @@ class SearchSpace {
 
   // Parameter values of a configuration, in parameters() order.
   std::vector<Value> values(const Config& c) const;
-  // Kernel Tuner cache key: Python str() of each value joined by "," ("128,alg_2,True,2.45").
-  std::string key(const Config& c) const;
+  // ktune::config_key (search/expr/value.h) of the configuration's values.
+  std::string config_key(const Config& c) const;
   // Finds the value index of each named value; nullopt if any value is not in its list.
   std::optional<Config> config_of(const std::vector<Value>& values) const;
 

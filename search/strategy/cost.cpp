@@ -157,7 +157,7 @@ StopReason CostLayer::search(Strategy& strategy, RunResult& r, double start, con
     for (const Config& c : batch) {
       if (c.size() != space_->parameters().size() || !space_->is_valid(c))
         throw Error::failed("internal: the strategy proposed an invalid configuration " +
-                            (c.size() == space_->parameters().size() ? space_->key(c) : std::string("(wrong size)")));
+                            (c.size() == space_->parameters().size() ? space_->config_key(c) : std::string("(wrong size)")));
       if (cache_.count(c) || unrecorded_.count(c)) {
         ++r.cache_hits;
       } else if (auto k = known_.find(c); k != known_.end()) {

@@ -120,7 +120,7 @@ int run_profile(const ProfileCommandOptions& o) {
   const std::vector<tune::ProfiledRow> rows = tune::profile_stored(spec, evaluator, store, po);
   print_profile(spec, device, rows, o.json, std::cout);
   for (const auto& r : rows)
-    if (!r.note.empty() && !o.json) std::cerr << "ktune: note: " << db::config_key(r.eval.config) << ": " << r.note << '\n';
+    if (!r.note.empty() && !o.json) std::cerr << "ktune: note: " << config_key(r.eval.config) << ": " << r.note << '\n';
   bool any = false;
   for (const auto& r : rows) any = any || r.eval.dram_read_bytes.has_value();
   return any ? 0 : 1;

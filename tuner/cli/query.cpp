@@ -179,7 +179,7 @@ void print_rows(const std::vector<db::ResultRow>& rows, bool json, bool samples,
     if (r.eval.status != db::Status::Ok) metrics = r.eval.reason.substr(0, 60);
     const std::string device = r.replayed ? r.device + " (replay)" : r.device;
     std::vector<std::string> row = {r.kernel, device, db::problem_size_key(r.problem_size),
-                                    columns ? columns->key(r.eval.config) : db::config_key(r.eval.config),
+                                    columns ? columns->key(r.eval.config) : config_key(r.eval.config),
                                     db::to_string(r.eval.status),
                                     r.eval.time_ms ? fixed(*r.eval.time_ms, 4) : "-", metrics};
     if (profiled) row.push_back(roofline_text(roofs.of(r)));

@@ -80,7 +80,7 @@ int run_space(const SpaceOptions& o) {
               << "valid:       " << valid << "  (counted in " << fixed(count_ms, 1) << " ms)\n";
     if (!samples.empty()) {
       std::cout << "\nsample (seed " << o.seed << "):\n";
-      for (const Config& c : samples) std::cout << "  " << space.key(c) << '\n';
+      for (const Config& c : samples) std::cout << "  " << space.config_key(c) << '\n';
     }
   }
   if (valid == 0) {

@@ -303,7 +303,7 @@ int run_tune(const TuneOptions& o) {
     std::cout << "\nhardware counters of the " << profiled.size() << " best (ktune profile):\n";
     print_profile(spec, roofs, profiled, false, std::cout);
     for (const auto& r : profiled)
-      if (!r.note.empty()) std::cerr << "ktune: note: " << db::config_key(r.eval.config) << ": " << r.note << '\n';
+      if (!r.note.empty()) std::cerr << "ktune: note: " << config_key(r.eval.config) << ": " << r.note << '\n';
   }
   return report.any_ok() ? 0 : 1;
 }

@@ -8,8 +8,8 @@ namespace ktune {
 std::vector<CompilePool::Ticket> CompilePlan::submit(std::vector<Keyed> batch, std::vector<Keyed> next) {
   std::vector<std::pair<std::string, CompilePool::Ticket>> held = std::move(ahead_);
   ahead_.clear();
-  auto take_over = [&](const std::string& key) -> std::optional<CompilePool::Ticket> {
-    auto it = std::find_if(held.begin(), held.end(), [&](const auto& h) { return h.first == key; });
+  auto take_over = [&](const std::string& config_key) -> std::optional<CompilePool::Ticket> {
+    auto it = std::find_if(held.begin(), held.end(), [&](const auto& h) { return h.first == config_key; });
     if (it == held.end()) return std::nullopt;
     const CompilePool::Ticket t = it->second;
     held.erase(it);
@@ -20,7 +20,7 @@ std::vector<CompilePool::Ticket> CompilePlan::submit(std::vector<Keyed> batch, s
   try {
     CompilePool::Priority priority = 0;
     for (Keyed& k : batch) {
-      if (std::optional<CompilePool::Ticket> t = take_over(k.key)) {
+      if (std::optional<CompilePool::Ticket> t = take_over(k.config_key)) {
         pool_->prioritize(*t, priority);
         tickets.push_back(*t);
         ++taken_over_;
@@ -30,11 +30,11 @@ std::vector<CompilePool::Ticket> CompilePlan::submit(std::vector<Keyed> batch, s
       ++priority;
     }
     for (Keyed& k : next) {
-      if (std::optional<CompilePool::Ticket> t = take_over(k.key)) {
+      if (std::optional<CompilePool::Ticket> t = take_over(k.config_key)) {
         pool_->prioritize(*t, priority);
-        ahead_.emplace_back(std::move(k.key), *t);
+        ahead_.emplace_back(std::move(k.config_key), *t);
       } else {
-        ahead_.emplace_back(std::move(k.key), pool_->submit(std::move(k.request), priority));
+        ahead_.emplace_back(std::move(k.config_key), pool_->submit(std::move(k.request), priority));
         ++queued_ahead_;
       }
       ++priority;
@@ -61,8 +61,8 @@ void CompilePlan::drop() {
   dropped_ += tickets.size();
 }
 
-bool CompilePlan::ready(const std::string& key) const {
-  auto it = std::find_if(ahead_.begin(), ahead_.end(), [&](const auto& h) { return h.first == key; });
+bool CompilePlan::ready(const std::string& config_key) const {
+  auto it = std::find_if(ahead_.begin(), ahead_.end(), [&](const auto& h) { return h.first == config_key; });
   return it != ahead_.end() && pool_->ready(it->second);
 }
 

@@ -22,9 +22,10 @@ namespace ktune {
 
 class CompilePlan {
  public:
-  // A request and what identifies it across calls (e.g. its configuration).
+  // A request and what identifies it across calls: its configuration's
+  // config_key (search/expr/value.h), or any text unique among the requests.
   struct Keyed {
-    std::string key;
+    std::string config_key;
     CompileRequest request;
   };
 
@@ -40,8 +41,8 @@ class CompilePlan {
   std::vector<CompilePool::Ticket> submit(std::vector<Keyed> batch, std::vector<Keyed> next);
   // Drops every request held ahead (the run ended).
   void drop();
-  // Whether the request held ahead under `key` has compiled (false when none is held).
-  bool ready(const std::string& key) const;
+  // Whether the request held ahead under `config_key` has compiled (false when none is held).
+  bool ready(const std::string& config_key) const;
 
   // Requests queued ahead so far, and of them those a batch took over and
   // those dropped (never compiled, or, when already compiling, their result unused).

@@ -29,7 +29,9 @@ using db::Status;
 
 // One configuration to evaluate.
 struct Job {
-  std::string label;                 // the configuration, for logs and the NVTX range
+  // For logs and the NVTX range: a configuration's config_key, or a name for a
+  // job of no configuration (the reference, a limits kernel), hence not a key.
+  std::string label;
   std::vector<std::uint8_t> cubin;   // the compiled module image
   std::string kernel_name;           // lowered (mangled) name in the cubin
   LaunchGeometry geometry;

@@ -27,11 +27,11 @@ void Dispatch::begin(std::span<const std::vector<Value>> batch) {
   batch_.assign(batch.begin(), batch.end());
   std::unordered_map<std::string, size_t> owner;  // promised from the last upcoming()
   for (size_t w = 0; w < workers_; ++w)
-    for (const std::vector<Value>& c : carried_[w]) owner.emplace(db::config_key(c), w);
+    for (const std::vector<Value>& c : carried_[w]) owner.emplace(config_key(c), w);
   pending_.clear();
   std::vector<std::vector<size_t>> first(workers_);
   for (size_t i = 0; i < batch_.size(); ++i) {
-    auto it = owner.find(db::config_key(batch_[i]));
+    auto it = owner.find(config_key(batch_[i]));
     if (it != owner.end()) {
       first[it->second].push_back(i);
       owner.erase(it);  // a configuration twice in a batch: the second is anybody's

@@ -160,7 +160,7 @@ std::vector<StaticFeatures> GpuEvaluator::features(std::span<const Config> confi
 
 gpu::Job GpuEvaluator::make_job(const std::vector<Value>& config, const Build& build) const {
   gpu::Job job;
-  job.label = db::config_key(config);
+  job.label = config_key(config);
   job.cubin.assign(build.compile.cubin.begin(), build.compile.cubin.end());
   job.kernel_name = build.compile.lowered_name;
   for (int i = 0; i < 3; ++i) {
@@ -290,7 +290,7 @@ void GpuEvaluator::evaluate(std::span<const std::vector<Value>> configs, const O
     BuildPlan p = plan_build(*spec_, configs[i], arch_);
     launches[i] = std::move(p.launch);
     if (!p.request) continue;
-    batch.push_back({db::config_key(configs[i]), std::move(*p.request)});
+    batch.push_back({config_key(configs[i]), std::move(*p.request)});
     batch_index.push_back(i);
   }
   std::vector<CompilePlan::Keyed> next = keyed_requests(next_);
@@ -342,7 +342,7 @@ std::vector<CompilePlan::Keyed> GpuEvaluator::keyed_requests(std::span<const std
   std::vector<CompilePlan::Keyed> out;
   for (const std::vector<Value>& c : configs) {
     BuildPlan p = plan_build(*spec_, c, arch_);
-    if (p.request) out.push_back({db::config_key(c), std::move(*p.request)});
+    if (p.request) out.push_back({config_key(c), std::move(*p.request)});
   }
   return out;
 }
@@ -374,7 +374,7 @@ std::vector<Config> GpuEvaluator::beside(const Beside& b) {
   });
   std::vector<bool> taken(b.spare.size(), false);
   std::vector<std::string> keys;
-  for (const std::vector<Value>& c : b.spare) keys.push_back(db::config_key(c));
+  for (const std::vector<Value>& c : b.spare) keys.push_back(config_key(c));
   bool go = true;
   while (go && proposing) {
     std::optional<std::vector<Value>> next;
@@ -397,10 +397,10 @@ std::vector<Config> GpuEvaluator::beside(const Beside& b) {
       continue;
     }
     // Measured alone; what else was queued ahead stays queued.
-    const std::string key = db::config_key(*next);
+    const std::string key = config_key(*next);
     next_.clear();
     for (const std::vector<Value>& c : held_)
-      if (db::config_key(c) != key) next_.push_back(c);
+      if (config_key(c) != key) next_.push_back(c);
     evaluate(std::span<const std::vector<Value>>(&*next, 1), [&](size_t, const Measured& m) {
       go = b.on_measured(m);
       return go;

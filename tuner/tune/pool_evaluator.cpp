@@ -333,7 +333,7 @@ void PoolEvaluator::fill_beside(ConfigEvaluator& e, const Beside& b, const std::
   // one at a time, as evaluate_live reports a batch's.
   mine.wanted = [&](const std::vector<Value>& c) {
     std::lock_guard lock(dispatch_mutex_);
-    return !fill_stop_ && b.wanted(c) && fill_claimed_.insert(db::config_key(c)).second;
+    return !fill_stop_ && b.wanted(c) && fill_claimed_.insert(config_key(c)).second;
   };
   mine.on_measured = [&](const Measured& m) {
     std::lock_guard lock(dispatch_mutex_);
@@ -369,7 +369,7 @@ std::vector<Config> PoolEvaluator::beside(const Beside& b) {
   std::vector<std::vector<Value>> candidates;
   std::unordered_set<std::string> seen;
   auto add = [&](std::vector<Value> c) {
-    if (b.wanted(c) && seen.insert(db::config_key(c)).second) candidates.push_back(std::move(c));
+    if (b.wanted(c) && seen.insert(config_key(c)).second) candidates.push_back(std::move(c));
   };
   for (const Config& c : compiled_clean_) add(replay_member_->space().values(c));
   for (const std::vector<Value>& c : b.spare) add(c);

@@ -42,9 +42,9 @@ std::vector<ProfiledRow> profile_stored(const Spec& spec, ConfigEvaluator& evalu
                              spec.kernel.name + " on " + device.name + " for this spec; tune it first");
   } else {
     for (const auto& c : options.configs) {
-      auto it = latest.find(db::config_key(c));
+      auto it = latest.find(config_key(c));
       if (it == latest.end())
-        throw Error::bad_input("configuration " + db::config_key(c) + " of " + spec.kernel.name + " is not stored for " +
+        throw Error::bad_input("configuration " + config_key(c) + " of " + spec.kernel.name + " is not stored for " +
                                device.name + "; tune or measure it first");
       chosen.push_back(&it->second);
     }

@@ -82,7 +82,7 @@ ReplayCost ReplayEvaluator::recorded_cost(const db::Evaluation& e) {
 }
 
 double ReplayEvaluator::compile_s(const Config& c) const {
-  auto it = records_.find(spec_->space().key(c));
+  auto it = records_.find(spec_->space().config_key(c));
   return it == records_.end() ? 0.0 : recorded_compile_s(it->second);
 }
 
@@ -90,7 +90,7 @@ std::vector<StaticFeatures> ReplayEvaluator::features(std::span<const Config> co
   std::vector<StaticFeatures> out;
   for (const Config& c : configs) {
     StaticFeatures& f = out.emplace_back();
-    auto it = records_.find(spec_->space().key(c));
+    auto it = records_.find(spec_->space().config_key(c));
     if (it == records_.end()) continue;
     const db::Evaluation& e = it->second;
     f.compiled = e.status != db::Status::CompileError;
@@ -178,7 +178,7 @@ void ReplayEvaluator::adopt(std::vector<std::string> names, std::vector<db::Eval
     if (!c) continue;  // a value outside the spec's lists: that point is not in this space
     e.config = space.values(*c);
     // Later records win, as a resumed run's would; each configuration counts once.
-    if (records_.insert_or_assign(space.key(*c), std::move(e)).second && space.is_valid(*c)) ++recorded_valid_;
+    if (records_.insert_or_assign(space.config_key(*c), std::move(e)).second && space.is_valid(*c)) ++recorded_valid_;
   }
 }
 
@@ -233,7 +233,7 @@ void ReplayEvaluator::evaluate(std::span<const std::vector<Value>> configs, cons
     const std::vector<Value>& values = configs[i];
     Measured m;
     auto c = spec_->space().config_of(values);
-    auto it = c ? records_.find(spec_->space().key(*c)) : records_.end();
+    auto it = c ? records_.find(spec_->space().config_key(*c)) : records_.end();
     if (it == records_.end()) {
       m.missing = true;
       m.eval.config = values;
@@ -250,7 +250,7 @@ void ReplayEvaluator::evaluate(std::span<const std::vector<Value>> configs, cons
 std::optional<ConfigEvaluator::RecordedPart> ReplayEvaluator::recorded_part() const {
   if (!partial()) return std::nullopt;
   const SearchSpace* space = &spec_->space();
-  return RecordedPart{recorded_valid_, [this, space](const Config& c) { return records_.count(space->key(c)) > 0; }};
+  return RecordedPart{recorded_valid_, [this, space](const Config& c) { return records_.count(space->config_key(c)) > 0; }};
 }
 
 }  // namespace ktune

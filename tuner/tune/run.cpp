@@ -262,7 +262,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
     for (auto& [key, e] : store.measured(ids, start.replay))
       if (auto c = space.config_of(e.config); c && (!o.within || co.recorded(*c))) {
         layer.seed(*c, {objective_of(spec, e), 0.0});
-        reusable[space.key(*c)] = std::move(e);
+        reusable[space.config_key(*c)] = std::move(e);
       }
   start.reusable = reusable.size();
   start.budget = o.budget;
@@ -275,7 +275,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   try {
     outcome.result = layer.run(*opened.strategy, [&](const TraceEntry& t) {
       if (t.seeded) {
-        const db::Evaluation& e = reusable.at(space.key(t.config));
+        const db::Evaluation& e = reusable.at(space.config_key(t.config));
         evaluated.push_back(e);
         observer.reused(e);
       }

@@ -20,7 +20,8 @@ class ConfigColumns {
   // (each in names' order); every parameter is shown for fewer than 2 rows.
   static ConfigColumns of_rows(std::vector<std::string> names, const std::vector<std::vector<Value>>& configs);
 
-  // "256,2": the shown parameters' values, in names' order.
+  // "256,2": the shown parameters' values, in names' order; for display, not
+  // config_key (search/expr/value.h), which has every parameter's value.
   std::string key(const std::vector<Value>& config) const;
   // Whether the i-th parameter has a column.
   bool shown(size_t i) const { return i >= shown_.size() || shown_[i]; }

@@ -64,7 +64,7 @@ void print_profile(const Spec& spec, const db::DeviceInfo& device, const std::ve
     const db::Evaluation& e = r.eval;
     const auto roof = db::roofline(e, device);
     std::vector<std::string> row = {
-        db::config_key(e.config),
+        config_key(e.config),
         e.time_ms ? fixed(*e.time_ms, 4) : "-",
         roof ? fixed(roof->dram_gbs, 0) : "-",
         percent(e.dram_util),

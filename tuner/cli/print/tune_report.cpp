@@ -138,7 +138,7 @@ void TuneReport::progress(const TraceEntry& t) {
 }
 
 void TuneReport::remeasured(const Measured& m) {
-  if (m.eval.status == db::Status::Ok && m.eval.time_ms) confirmed_[db::config_key(m.eval.config)] = *m.eval.time_ms;
+  if (m.eval.status == db::Status::Ok && m.eval.time_ms) confirmed_[config_key(m.eval.config)] = *m.eval.time_ms;
 }
 
 void TuneReport::finish(const tune::RunOutcome& outcome, bool json, int top) {
@@ -233,7 +233,7 @@ cli::Json TuneReport::best_json(const std::vector<const db::Evaluation*>& r, int
     if (!r[i]->metrics.empty()) row["metrics"] = r[i]->metrics;
     row["samples"] = r[i]->sample_count;
     if (auto n = noise_of(*r[i])) row["noise"] = *n;
-    if (auto it = confirmed_.find(db::config_key(r[i]->config)); it != confirmed_.end())
+    if (auto it = confirmed_.find(config_key(r[i]->config)); it != confirmed_.end())
       row["confirmed_time_ms"] = it->second;
     best.push_back(row);
   }
@@ -352,7 +352,7 @@ void TuneReport::print_best(const std::vector<const db::Evaluation*>& r, int top
     const std::optional<double> noise = noise_of(e);
     row.push_back(noise ? fixed(100 * *noise, 1) + "% of " + std::to_string(e.sample_count) : "-");
     if (!confirmed_.empty()) {
-      auto it = confirmed_.find(db::config_key(e.config));
+      auto it = confirmed_.find(config_key(e.config));
       row.push_back(it == confirmed_.end() ? "" : fixed(it->second, 4));
     }
     for (const auto& m : spec_->metrics) {
