@@ -257,7 +257,7 @@ TEST(Within, ShortListsCompileOnlyListedConfigurations) {
   Seen seen;
   tune::run(spec, replay, store, within_options(default_strategy_name(), list), seen);
   ASSERT_FALSE(replay.asked.empty());  // the default asks for short lists
-  for (const Config& c : replay.asked) EXPECT_TRUE(listed.count(space.key(c))) << space.key(c);
+  for (const Config& c : replay.asked) EXPECT_TRUE(listed.count(space.config_key(c))) << space.config_key(c);
 }
 
 }  // namespace
