@@ -192,6 +192,23 @@ db::KernelInfo kernel_info(const Spec& spec) {
 
 namespace {
 
+// The evaluator's compile features of what may be measured (`measurable`
+// unset: anything; else a list or a partial recording's part); the rest read
+// as not compiled, without a compile.
+FeatureSource features_of(ConfigEvaluator& evaluator, const std::function<bool(const Config&)>& measurable) {
+  return [&evaluator, &measurable](std::span<const Config> cs) {
+    if (!measurable) return evaluator.features(cs);
+    std::vector<Config> asked;
+    for (const Config& c : cs)
+      if (measurable(c)) asked.push_back(c);
+    const std::vector<StaticFeatures> got = evaluator.features(asked);
+    std::vector<StaticFeatures> out(cs.size());
+    for (size_t i = 0, k = 0; i < cs.size() && k < got.size(); ++i)
+      if (measurable(cs[i])) out[i] = got[k++];
+    return out;
+  };
+}
+
 // The run's best configurations measured again, interleaved, each round stored.
 void remeasure_best(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, const RunOptions& o,
                     std::pair<int64_t, const db::SeriesIds&> run, const std::vector<db::Evaluation>& evaluated,
@@ -215,20 +232,8 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   StrategyContext ctx;
   ctx.space = &space;
   ctx.seed = o.seed;
-  // Compile features only of what may be measured (a list, a partial
-  // recording: CostOptions::recorded); the rest read as not compiled.
-  std::function<bool(const Config&)> measurable;
-  ctx.features = [&evaluator, &measurable](std::span<const Config> cs) {
-    if (!measurable) return evaluator.features(cs);
-    std::vector<Config> asked;
-    for (const Config& c : cs)
-      if (measurable(c)) asked.push_back(c);
-    const std::vector<StaticFeatures> got = evaluator.features(asked);
-    std::vector<StaticFeatures> out(cs.size());
-    for (size_t i = 0, k = 0; i < cs.size() && k < got.size(); ++i)
-      if (measurable(cs[i])) out[i] = got[k++];
-    return out;
-  };
+  std::function<bool(const Config&)> measurable;  // CostOptions::recorded, once known
+  ctx.features = features_of(evaluator, measurable);
   ctx.options = o.strategy_options;
   ctx.max_fevals = o.budget.max_fevals;
   Opened opened = open_run(spec, evaluator, store, o, ctx);
