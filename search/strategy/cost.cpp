@@ -240,6 +240,12 @@ CostLayer::BesideResult CostLayer::beside(const std::function<std::vector<Config
   return out;
 }
 
+void CostLayer::observe_measured(Strategy& strategy, const std::vector<Config>& measured) {
+  std::vector<Observation> obs;
+  for (const Config& c : measured) obs.push_back({c, internal(cache_.at(c).score)});
+  if (!obs.empty()) strategy.observe(obs);
+}
+
 void CostLayer::evaluate_beside(Strategy& strategy, RunResult& r, std::vector<Config>& fresh,
                                 const std::vector<Config>& spare, double start, const OnTrace& on_trace) {
   batch_spares_measured_ = 0;
@@ -251,9 +257,7 @@ void CostLayer::evaluate_beside(Strategy& strategy, RunResult& r, std::vector<Co
       },
       true, r, spare, start, on_trace);
   batch_spares_measured_ = got.spares_measured;
-  std::vector<Observation> obs;
-  for (const Config& c : got.measured) obs.push_back({c, internal(cache_.at(c).score)});
-  if (!obs.empty()) strategy.observe(obs);
+  observe_measured(strategy, got.measured);
 }
 
 std::vector<Config> CostLayer::propose_beside(Strategy& strategy, RunResult& r, const std::vector<Config>& spare,
@@ -261,9 +265,7 @@ std::vector<Config> CostLayer::propose_beside(Strategy& strategy, RunResult& r, 
   if (!budget_left(r, start)) return strategy.propose(options_.batch_size);
   const size_t named = spare.size();
   const BesideResult got = beside([&] { return strategy.propose(options_.batch_size); }, false, r, spare, start, on_trace);
-  std::vector<Observation> obs;
-  for (const Config& c : got.measured) obs.push_back({c, internal(cache_.at(c).score)});
-  if (!obs.empty()) strategy.observe(obs);
+  observe_measured(strategy, got.measured);
   // As many spares as the proposals (and the batches' tails) take the time to measure.
   const size_t measured = got.spares_measured + batch_spares_measured_;
   batch_spares_measured_ = 0;

@@ -209,6 +209,8 @@ class CostLayer {
   };
   BesideResult beside(const std::function<std::vector<Config>()>& work, bool batch, RunResult& r,
                       const std::vector<Config>& spare, double start, const OnTrace& on_trace);
+  // Tells the strategy what was measured beside its proposal or its batch.
+  void observe_measured(Strategy& strategy, const std::vector<Config>& measured);
   // What of the strategy's spares may be measured: not known, not in the batch.
   std::vector<Config> spares_of(Strategy& strategy, const std::unordered_set<Config, ConfigHash>& in_batch);
   // The strategy's hint for CostOptions::ahead, with `measuring` of the batch about to be measured.

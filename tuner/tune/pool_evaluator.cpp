@@ -380,10 +380,6 @@ std::vector<Config> PoolEvaluator::beside(const Beside& b) {
   return proposal;
 }
 
-}  // namespace ktune
-
-namespace ktune {
-
 // Live: the proposal here, while each member measures the spares (and the
 // first member what the proposal's short lists compile clean) through its
 // own beside(), until the proposal is made; or, for a batch, the batch
