@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 
 namespace ktune {
 namespace {
@@ -53,33 +54,57 @@ TEST(Dispatch, AWorkerTakesTheChunkItCompiledAhead) {
   EXPECT_TRUE(d.take(0).now.empty());
 }
 
-// With nothing left of the batch to promise, a worker compiles ahead part of
-// what the strategy expects next, and takes exactly that first in the next
-// batch, even when another worker asks first.
-TEST(Dispatch, APromiseFromTheNextBatchCarriesOver) {
+// What the strategy expects next is shared out at once, round-robin in its
+// order; each worker compiles its share from then on (while this batch is
+// measured too) and takes exactly that first in the next batch, even when
+// another worker asks first.
+TEST(Dispatch, TheNextBatchIsSharedOutAtOnceAndCarriesOver) {
   Dispatch d(2, 0, 0);  // no minimum ahead
   d.upcoming(configs(100, 8));  // the strategy's next proposal
+  const std::vector<std::vector<Value>> even = {configs(100, 1)[0], configs(102, 1)[0], configs(104, 1)[0],
+                                                configs(106, 1)[0]};
+  const std::vector<std::vector<Value>> odd = {configs(101, 1)[0], configs(103, 1)[0], configs(105, 1)[0],
+                                               configs(107, 1)[0]};
+  EXPECT_EQ(d.ahead(0), even);  // before the batch begins: a GPU queues it at once
+  EXPECT_EQ(d.ahead(1), odd);
   d.begin(configs(0, 2));
   Dispatch::Work a = d.take(0);  // 1 of 2; the other one promised to worker 0
   ASSERT_EQ(a.now.size(), 1u);
-  ASSERT_EQ(a.ahead.size(), 1u);
+  std::vector<std::vector<Value>> a_ahead = values_at(configs(0, 2), {1 - a.now[0]});
+  a_ahead.insert(a_ahead.end(), even.begin(), even.end());
+  EXPECT_EQ(a.ahead, a_ahead);
   Dispatch::Work b = d.take(1);  // nothing left but worker 0's promise: taken rather than idle
   ASSERT_EQ(b.now.size(), 1u);
   EXPECT_EQ(configs(0, 2).at(b.now[0]), a.ahead[0]);
-  EXPECT_EQ(b.ahead, configs(100, 2));  // 8 upcoming: 8 / 4
+  EXPECT_EQ(b.ahead, odd);
   Dispatch::Work a2 = d.take(0);
   EXPECT_TRUE(a2.now.empty());  // worker 1 took its promise; nothing left
 
-  // The next batch, shuffled, with one of the promised configurations missing.
+  // The next batch, shuffled, with one of the shared configurations missing.
   std::vector<std::vector<Value>> next = configs(100, 8);
   std::reverse(next.begin(), next.end());
   next.erase(next.begin() + 7);  // 100 is gone: the strategy changed its mind
   d.upcoming({});
+  EXPECT_EQ(d.ahead(0), even);  // the shares made before this batch still route it
   d.begin(next);
-  Dispatch::Work first = d.take(0);  // worker 0 was promised nothing: a fresh chunk, not worker 1's
-  for (size_t i : first.now) EXPECT_NE(next[i], configs(101, 1)[0]);
-  Dispatch::Work carried = d.take(1);
-  EXPECT_EQ(values_at(next, carried.now), configs(101, 1));
+  auto in = [](const std::vector<std::vector<Value>>& set, const std::vector<Value>& c) {
+    return std::find(set.begin(), set.end(), c) != set.end();
+  };
+  Dispatch::Work first = d.take(1);  // worker 1 asks first: its own share
+  ASSERT_FALSE(first.now.empty());
+  for (size_t i : first.now) EXPECT_TRUE(in(odd, next[i]));
+  Dispatch::Work second = d.take(0);
+  ASSERT_FALSE(second.now.empty());
+  for (size_t i : second.now) EXPECT_TRUE(in(even, next[i]));
+  std::multiset<size_t> handed(first.now.begin(), first.now.end());
+  handed.insert(second.now.begin(), second.now.end());
+  for (int turn = 0; turn < 10; ++turn)
+    for (size_t w : {size_t(0), size_t(1)}) {
+      Dispatch::Work more = d.take(w);
+      handed.insert(more.now.begin(), more.now.end());
+    }
+  ASSERT_EQ(handed.size(), next.size());
+  for (size_t i = 0; i < next.size(); ++i) EXPECT_EQ(handed.count(i), 1u) << i;
 }
 
 // Alone, a worker is promised every next chunk, and a limit caps the chunks.
@@ -101,37 +126,40 @@ TEST(Dispatch, OneWorkerAndAChunkLimit) {
 }
 
 // A worker is promised chunks up to the minimum while the batch has them,
-// then the strategy's next batch makes it up; everything promised so far is
-// in each ahead (what a GPU is not given again it drops), and what came from
-// the next batch goes to that worker first there.
+// its share of what comes next counting; everything promised is in each
+// ahead (what a GPU is not given again it drops), and the next batch comes
+// to each worker first from its share, in guided chunks another may take.
 TEST(Dispatch, ChunksAndTheNextBatchMakeUpTheMinimumAhead) {
   Dispatch d(2, 0, 6);
-  d.upcoming(configs(100, 8));
+  d.upcoming(configs(100, 4));
   const auto batch = configs(0, 8);
   d.begin(batch);
   Dispatch::Work a = d.take(0);
   EXPECT_EQ(values_at(batch, a.now), configs(0, 2));  // 8 / 4
-  // Promised: 2-3 (6 left: 2), 4 (4 left: 1), 5 (3 left: 1), 6 (2 left: 1): 5 configurations, then 7 (1 left) makes 6.
-  EXPECT_EQ(a.ahead, configs(2, 6));
-  Dispatch::Work b = d.take(1);  // nothing pending: worker 0's last promised chunk, and the next batch ahead
-  EXPECT_EQ(values_at(batch, b.now), configs(7, 1));
-  EXPECT_EQ(b.ahead, configs(100, 6));  // 2 (8 / 4) made up to 6
-  Dispatch::Work a2 = d.take(0);
-  EXPECT_EQ(values_at(batch, a2.now), configs(2, 2));
-  std::vector<std::vector<Value>> expect = configs(4, 3);  // still promised: 4, 5, 6
-  for (const auto& c : configs(106, 2)) expect.push_back(c);  // made up from what 100-105 left
-  EXPECT_EQ(a2.ahead, expect);
+  // Promised: 2-3 (6 left: 2), 4 (4 left: 1), 5 (3 left: 1): 4, with 100 and 102 shared, make 6.
+  std::vector<std::vector<Value>> expect = configs(2, 4);
+  expect.push_back(configs(100, 1)[0]);
+  expect.push_back(configs(102, 1)[0]);
+  EXPECT_EQ(a.ahead, expect);
+  Dispatch::Work b = d.take(1);
+  EXPECT_EQ(values_at(batch, b.now), configs(6, 1));  // 2 left: 1
+  expect = configs(7, 1);
+  expect.push_back(configs(101, 1)[0]);
+  expect.push_back(configs(103, 1)[0]);
+  EXPECT_EQ(b.ahead, expect);
 
   d.upcoming({});
-  std::vector<std::vector<Value>> next = configs(100, 8);
-  std::reverse(next.begin(), next.end());
+  const std::vector<std::vector<Value>> next = configs(100, 4);
   d.begin(next);
+  Dispatch::Work a2 = d.take(0);
+  EXPECT_EQ(values_at(next, a2.now), configs(100, 1));  // its own, a guided chunk of 1 (4 / 4)
   Dispatch::Work a3 = d.take(0);
-  EXPECT_EQ(values_at(next, a3.now), (std::vector<std::vector<Value>>{configs(107, 1)[0], configs(106, 1)[0]}));
+  EXPECT_EQ(values_at(next, a3.now), configs(102, 1));
+  Dispatch::Work a4 = d.take(0);  // its own are taken: worker 1's last, rather than idle
+  EXPECT_EQ(values_at(next, a4.now), configs(103, 1));
   Dispatch::Work b2 = d.take(1);
-  std::vector<std::vector<Value>> b_first = configs(100, 6);
-  std::reverse(b_first.begin(), b_first.end());
-  EXPECT_EQ(values_at(next, b2.now), b_first);
+  EXPECT_EQ(values_at(next, b2.now), configs(101, 1));
+  EXPECT_TRUE(d.take(1).now.empty());
 }
 
 // A worker that is lost gives back the part of its chunk never reported and
@@ -181,18 +209,21 @@ TEST(Dispatch, ALostWorkersChunksGoToTheOthers) {
   for (size_t i = 0; i < 8; ++i) EXPECT_EQ(next_handed.count(i), 1u) << i;
 }
 
-// The configurations of the next batch that a lost worker was to compile
-// ahead may be promised to another.
-TEST(Dispatch, ALostWorkersShareOfTheNextBatchIsPromisedAgain) {
+// The share of what comes next of a lost worker goes to the others, to
+// compile ahead from their next take.
+TEST(Dispatch, ALostWorkersShareOfTheNextBatchGoesToTheOthers) {
   Dispatch d(2, 0, 4);
   d.upcoming(configs(100, 4));
   d.begin(configs(0, 1));
-  Dispatch::Work a = d.take(0);  // the one configuration, and the whole next batch ahead
-  ASSERT_EQ(a.ahead, configs(100, 4));
+  Dispatch::Work a = d.take(0);  // the one configuration, and its half of the next batch ahead
+  ASSERT_EQ(a.ahead, (std::vector<std::vector<Value>>{configs(100, 1)[0], configs(102, 1)[0]}));
   d.retire(0, a.now);
   Dispatch::Work b = d.take(1);
   EXPECT_EQ(b.now, std::vector<size_t>{0});
-  EXPECT_EQ(b.ahead, configs(100, 4));
+  std::multiset<std::string> ahead, expect;
+  for (const auto& c : b.ahead) ahead.insert(config_key(c));
+  for (const auto& c : configs(100, 4)) expect.insert(config_key(c));
+  EXPECT_EQ(ahead, expect);
 }
 
 }  // namespace

@@ -653,6 +653,68 @@ TEST(PoolEvaluator, LiveMembersMeasureSparesWhileTheStrategyProposes) {
   for (const auto& [cost, n] : seen) EXPECT_EQ(n, 1) << cost;
 }
 
+// As a GPU: only what it was given to compile ahead is compiled, so only
+// that is measured beside a proposal.
+class Planned : public Sparing {
+ public:
+  void compile_ahead(std::span<const std::vector<Value>> next) override {
+    std::lock_guard lock(mutex_);
+    queued_.assign(next.begin(), next.end());
+  }
+  std::vector<Config> beside(const Beside& b) override {
+    std::vector<std::vector<Value>> mine;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& c : b.spare)
+        if (std::find(queued_.begin(), queued_.end(), c) != queued_.end()) mine.push_back(c);
+    }
+    Beside own = b;
+    own.spare = mine;
+    return Sparing::beside(own);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::vector<Value>> queued_;
+};
+
+// What the strategy expects next reaches the members at once, each a share,
+// so that while the strategy proposes with no batch between (every
+// configuration of its proposals measured beside before), every member
+// measures the spares it compiled.
+TEST(PoolEvaluator, LiveMembersCompileTheirShareOfWhatComesNextAtOnce) {
+  std::vector<PoolEvaluator::MakeMember> makers;
+  for (int i = 0; i < 2; ++i) makers.push_back([] { return std::make_unique<Planned>(); });
+  PoolEvaluator pool(std::move(makers));
+  std::vector<std::vector<Value>> spare;
+  for (int i = 0; i < 20; ++i) spare.push_back({Value(1.0 + 1e-3 * i)});
+  pool.compile_ahead(spare);
+  std::mutex m;
+  std::map<double, int> seen;
+  ConfigEvaluator::Beside b;
+  b.propose = [&] {
+    for (int waited = 0; waited < 2000; ++waited) {
+      {
+        std::lock_guard lock(m);
+        if (seen.size() == spare.size()) break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return std::vector<Config>{Config{7}};
+  };
+  b.spare = spare;
+  b.wanted = [](const std::vector<Value>&) { return true; };
+  b.on_measured = [&](const Measured& r) {
+    std::lock_guard lock(m);
+    ++seen[r.eval.config[0].as_float()];
+    return true;
+  };
+  EXPECT_EQ(pool.beside(b), std::vector<Config>{Config{7}});
+  ASSERT_EQ(seen.size(), spare.size());
+  for (const auto& [cost, n] : seen) EXPECT_EQ(n, 1) << cost;
+  EXPECT_NEAR(pool.stats().busy_s, 20.19, 1e-9);  // each spare's cost (1 + i / 1000), once
+}
+
 // A batch measured beside (CostOptions::beside_batches): members that have
 // ended their part measure spares until the slowest has ended its own.
 TEST(PoolEvaluator, LiveMembersFillABatchsTailWithSpares) {

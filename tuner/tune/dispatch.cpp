@@ -15,17 +15,44 @@ Dispatch::Dispatch(size_t workers, size_t max_chunk, size_t min_ahead)
       min_ahead_(min_ahead),
       promised_(workers_),
       carried_(workers_),
+      shared_(workers_),
       retired_(workers_, false) {}
 
 void Dispatch::upcoming(std::span<const std::vector<Value>> next) {
-  upcoming_.assign(next.begin(), next.end());
-  upcoming_left_.clear();
-  for (size_t i = 0; i < upcoming_.size(); ++i) upcoming_left_.push_back(i);
+  for (auto& s : shared_) s.clear();
+  if (live_workers() == 0) return;
+  size_t w = 0;
+  for (const std::vector<Value>& c : next) {
+    while (retired_[w]) w = (w + 1) % workers_;
+    shared_[w].push_back(c);
+    w = (w + 1) % workers_;
+  }
+}
+
+std::vector<std::vector<Value>> Dispatch::ahead(size_t worker) const {
+  std::vector<std::vector<Value>> out;
+  if (worker >= workers_) return out;
+  for (const auto& chunk : promised_[worker])
+    for (size_t i : chunk) out.push_back(batch_[i]);
+  out.insert(out.end(), carried_[worker].begin(), carried_[worker].end());
+  out.insert(out.end(), shared_[worker].begin(), shared_[worker].end());
+  return out;
+}
+
+void Dispatch::give_to_least(std::vector<std::vector<std::vector<Value>>>& shares,
+                             std::vector<std::vector<Value>> configs) {
+  for (std::vector<Value>& c : configs) {
+    size_t least = workers_;
+    for (size_t k = 0; k < workers_; ++k)
+      if (!retired_[k] && (least == workers_ || shares[k].size() < shares[least].size())) least = k;
+    if (least == workers_) return;
+    shares[least].push_back(std::move(c));
+  }
 }
 
 void Dispatch::begin(std::span<const std::vector<Value>> batch) {
   batch_.assign(batch.begin(), batch.end());
-  std::unordered_map<std::string, size_t> owner;  // promised from the last upcoming()
+  std::unordered_map<std::string, size_t> owner;  // shared by the upcoming() before the last begin()
   for (size_t w = 0; w < workers_; ++w)
     for (const std::vector<Value>& c : carried_[w]) owner.emplace(config_key(c), w);
   pending_.clear();
@@ -39,18 +66,20 @@ void Dispatch::begin(std::span<const std::vector<Value>> batch) {
       pending_.push_back(i);
     }
   }
+  // A worker's own configurations in guided chunks, so that one freeing up
+  // early can still take the last of another's.
+  const size_t chunk = live_workers() > 1 ? guided(batch_.size()) : batch_.size();
   for (size_t w = 0; w < workers_; ++w) {
     promised_[w].clear();
-    if (!first[w].empty()) promised_[w].push_back(std::move(first[w]));
+    for (size_t at = 0; at < first[w].size(); at += chunk) {
+      const auto from = first[w].begin() + static_cast<std::ptrdiff_t>(at);
+      promised_[w].emplace_back(from, from + static_cast<std::ptrdiff_t>(std::min(chunk, first[w].size() - at)));
+    }
   }
-  for (auto& c : carried_) c.clear();  // promised and not in this batch: the strategy changed its mind
-}
-
-void Dispatch::carry(size_t worker, size_t n) {
-  for (; n > 0 && !upcoming_left_.empty(); --n) {
-    carried_[worker].push_back(upcoming_[upcoming_left_.front()]);
-    upcoming_left_.pop_front();
-  }
+  // Shared and not in this batch: the strategy changed its mind. What was
+  // shared since is for after this batch.
+  carried_ = std::move(shared_);
+  shared_.assign(workers_, {});
 }
 
 size_t Dispatch::guided_chunk(size_t left, size_t workers) {
@@ -98,15 +127,10 @@ Dispatch::Work Dispatch::take(size_t worker) {
   if (w.now.empty()) return w;
   // At least the next chunk, and chunks up to min_ahead while the batch has them.
   if (promised_[worker].empty() && !pending_.empty()) promised_[worker].push_back(chunk_from(pending_));
-  while (!pending_.empty() && promised_size(worker) + carried_[worker].size() < min_ahead_)
+  while (!pending_.empty() &&
+         promised_size(worker) + carried_[worker].size() + shared_[worker].size() < min_ahead_)
     promised_[worker].push_back(chunk_from(pending_));
-  if (pending_.empty() && promised_[worker].empty() && carried_[worker].empty())
-    carry(worker, guided(upcoming_left_.size()));
-  const size_t held = promised_size(worker) + carried_[worker].size();
-  if (held < min_ahead_) carry(worker, min_ahead_ - held);
-  for (const auto& chunk : promised_[worker])
-    for (size_t i : chunk) w.ahead.push_back(batch_[i]);
-  w.ahead.insert(w.ahead.end(), carried_[worker].begin(), carried_[worker].end());
+  w.ahead = ahead(worker);
   return w;
 }
 
@@ -119,14 +143,9 @@ void Dispatch::retire(size_t worker, std::span<const size_t> unreported) {
   promised_[worker].clear();
   std::sort(back.begin(), back.end());
   pending_.insert(pending_.begin(), back.begin(), back.end());
-  // Of the next batch: the others may compile it ahead again.
-  for (auto c = carried_[worker].rbegin(); c != carried_[worker].rend(); ++c)
-    for (size_t i = 0; i < upcoming_.size(); ++i)
-      if (upcoming_[i] == *c && std::find(upcoming_left_.begin(), upcoming_left_.end(), i) == upcoming_left_.end()) {
-        upcoming_left_.push_front(i);
-        break;
-      }
-  carried_[worker].clear();
+  // Of what comes next: the others compile it ahead from their next take.
+  give_to_least(carried_, std::exchange(carried_[worker], {}));
+  give_to_least(shared_, std::exchange(shared_[worker], {}));
 }
 
 bool Dispatch::has_work() const {

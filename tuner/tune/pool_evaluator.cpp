@@ -176,11 +176,36 @@ void PoolEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
     clock_->ahead(std::move(compiles));
     return;
   }
-  std::lock_guard lock(dispatch_mutex_);
-  dispatch_->upcoming(next);
-  if (next.empty())  // the run ends: what each member queued ahead is dropped
-    for (auto& m : members_)
-      if (!m->retired()) m->run([](ConfigEvaluator& e) { e.compile_ahead({}); });
+  // Each member queues its share at once (members are idle between
+  // batches), as one GPU does: the spares it measures while the strategy
+  // proposes are those it compiled. Empty: the run ends, what each member
+  // queued ahead is dropped.
+  std::vector<std::vector<std::vector<Value>>> shares(members_.size());
+  {
+    std::lock_guard lock(dispatch_mutex_);
+    dispatch_->upcoming(next);
+    if (!next.empty())
+      for (size_t k = 0; k < members_.size(); ++k) shares[k] = dispatch_->ahead(k);
+  }
+  std::vector<size_t> posted;
+  for (size_t k = 0; k < members_.size(); ++k)
+    if (!members_[k]->retired() && (next.empty() || !shares[k].empty())) {
+      members_[k]->post([&shares, k](ConfigEvaluator& e) { e.compile_ahead(shares[k]); });
+      posted.push_back(k);
+    }
+  std::exception_ptr cancelled;
+  for (size_t k : posted)
+    if (std::exception_ptr e = members_[k]->wait()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const Cancelled&) {
+        cancelled = e;
+      } catch (...) {
+        lose(k, e);
+      }
+    }
+  if (cancelled) std::rethrow_exception(cancelled);
+  require_live();
 }
 
 // A batch measured by the live members: what they share.
