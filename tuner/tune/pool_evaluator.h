@@ -25,7 +25,8 @@
 //    life, as gpu::Engine requires (its worker process dies with the thread
 //    that started it). A member takes its next chunk of the batch when it
 //    frees up, and compiles the chunk after it while it measures (Dispatch:
-//    chunks, and what each member compiles ahead, also of the next batch).
+//    chunks, and what each member compiles ahead; what the strategy expects
+//    next is shared out at once, each member queueing its share).
 //    Members must measure the same device model: one series.
 //  * simulated (a replay): one replay answers for the GPUs and compile
 //    processes of a ReplayClock (search/strategy/replay_clock.h), without
