@@ -15,20 +15,25 @@ while ktune verifies against the spec's reference): the comparison favours
 Kernel Tuner. Anything else in the spec stops the runner with its name.
 
     kt_spec_side_by_side.py SPEC.yaml --out DIR [--set NAME=VALUE ...]
-        [--strategy brute_force] [--max-fevals N] [--seed 1] [--iterations 7]
+        [--strategy brute_force] [--max-fevals N] [--time-limit S] [--optimum MS]
+        [--seed 1] [--iterations 7]
 
 Prints one JSON line: evaluated, wall time of tune_kernel and per
-configuration, compile and benchmark totals, the best time and configuration.
+configuration, compile and benchmark totals, the best time and configuration,
+and with --optimum the seconds from tune_kernel's start to 90% and 95% of it.
 """
 import argparse
 import json
 import os
 import random
+import re
 import sys
 import time
 
 import numpy as np
 import yaml
+
+from kt_reached import reached_times
 
 HANDLED = {"kernel", "constants", "problem_size", "grid", "grid_div_x", "grid_div_y", "grid_div_z",
            "block_size_names", "shared_memory", "tune_params", "restrictions", "arguments", "verify",
@@ -87,7 +92,15 @@ def convert(spec_path, overrides):
             args.append(SCALAR[t](evaluate(a["value"], constants)))
         else:
             sys.exit(f"kt_spec_side_by_side: argument type '{t}' of '{a['name']}' is not mapped")
-    restrictions = [str(r) for r in spec.get("restrictions") or []]
+    # Kernel Tuner's restrictions see only the parameters: the constants they
+    # name (M % block_m == 0) go in as their values.
+    def bind(r):
+        for name, value in constants.items():
+            if name not in tune_params and isinstance(value, (int, float)):
+                r = re.sub(rf"\b{re.escape(name)}\b", repr(value), r)
+        return r
+
+    restrictions = [bind(str(r)) for r in spec.get("restrictions") or []]
     return dict(kernel_name=kernel["name"], kernel_source=source, problem_size=problem_size, grid_div=grid_div,
                 arguments=args, tune_params=tune_params, restrictions=restrictions, compiler_options=options,
                 block_size_names=names)
@@ -100,6 +113,8 @@ def main():
     ap.add_argument("--set", action="append", default=[], help="NAME=VALUE: override a constant")
     ap.add_argument("--strategy", default="brute_force")
     ap.add_argument("--max-fevals", type=int, default=None)
+    ap.add_argument("--time-limit", type=float, default=None, help="seconds: Kernel Tuner's strategy option time_limit")
+    ap.add_argument("--optimum", type=float, default=None, help="ms: the best known time, for to_90_s and to_95_s")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--iterations", type=int, default=7)
     a = ap.parse_args()
@@ -115,6 +130,9 @@ def main():
     if os.path.exists(cache):
         os.remove(cache)
     options = {"max_fevals": a.max_fevals} if a.max_fevals else {}
+    if a.time_limit:
+        options["time_limit"] = a.time_limit
+    t0_epoch = time.time()
     t0 = time.perf_counter()
     results, env = kernel_tuner.tune_kernel(
         c["kernel_name"], c["kernel_source"], c["problem_size"], c["arguments"], c["tune_params"],
@@ -126,13 +144,15 @@ def main():
     ok = [r for r in results if isinstance(r.get("time"), (int, float))]
     best = min(ok, key=lambda r: r["time"]) if ok else None
     total = lambda k: round(sum(float(r.get(k, 0) or 0) for r in results) / 1000, 3)
+    reached = reached_times(ok, a.optimum, t0_epoch) if a.optimum else {}
     print(json.dumps({
         "tool": "kernel_tuner", "kernel_tuner_version": kernel_tuner.__version__, "device": env.get("device_name"),
         "strategy": a.strategy, "evaluated": len(results), "ok": len(ok), "inputs_s": round(fill_s, 3),
         "wall_s": round(wall, 3), "wall_s_per_config": round(wall / len(results), 4) if results else None,
         "compile_s": total("compile_time"), "benchmark_s": total("benchmark_time"),
         "best_time_ms": best["time"] if best else None,
-        "best_config": {k: best[k] for k in c["tune_params"]} if best else None}))
+        "best_config": {k: best[k] for k in c["tune_params"]} if best else None,
+        "to_90_s": reached.get(0.9), "to_95_s": reached.get(0.95)}))
 
 
 if __name__ == "__main__":

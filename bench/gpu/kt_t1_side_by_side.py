@@ -45,6 +45,8 @@ import re
 import sys
 import time
 
+from kt_reached import reached_times
+
 try:
     import numpy as np
 except ImportError:  # --dry-run works without numpy
@@ -205,12 +207,16 @@ def read_grid(kspec, tune_params, restrictions, constants, check_divisible=True)
 
 
 def read_arguments(kspec, tune_params, dry_run):
-    args, shapes = [], []
+    """The kernel's arguments, their shapes, and the constant-memory symbols
+    (cmem_args): a Vector with MemType Constant is both an argument and the
+    __constant__ symbol of its Name, as Kernel Tuner's convolution example
+    passes its filter."""
+    args, shapes, cmem = [], [], {}
     for i, a in enumerate(kspec.get("Arguments", [])):
         name = a.get("Name", f"arg{i}")
         mem, typ = a.get("MemoryType"), a.get("Type")
-        if a.get("MemType") == "Constant" or mem == "Symbol":
-            raise ConversionError(f"argument {name}: constant-memory arguments are not supported by this runner")
+        if mem == "Symbol" or (a.get("MemType") == "Constant" and mem != "Vector"):
+            raise ConversionError(f"argument {name}: only Vector arguments may be in constant memory here")
         if mem == "Scalar":
             if typ not in ("int32", "float"):
                 raise ConversionError(f"argument {name}: scalar type {typ!r} is not supported (int32, float)")
@@ -223,7 +229,8 @@ def read_arguments(kspec, tune_params, dry_run):
                 raise ConversionError(f"argument {name}: vector type {typ!r} is not supported (float)")
             size = a["Size"]
             if isinstance(size, str):
-                size = py_eval(size, {"ProblemSize": kspec.get("ProblemSize")})
+                # A size may name a parameter: its list of values (max(filter_width)).
+                size = py_eval(size, {"ProblemSize": kspec.get("ProblemSize"), **tune_params})
             if not isinstance(size, int):
                 raise ConversionError(f"argument {name}: Size {a['Size']!r} is not an integer")
             fill = a.get("FillType")
@@ -236,11 +243,14 @@ def read_arguments(kspec, tune_params, dry_run):
             else:
                 v = np.full(size, a.get("FillValue", 0), dtype=np.float32)
             args.append(v)
+            if a.get("MemType") == "Constant":
+                cmem[name] = v
             shapes.append({"name": name, "kind": "vector", "dtype": "float32", "shape": [size], "fill": fill,
-                           "fill_value": a.get("FillValue"), "MiB": round(size * 4 / 2**20, 1)})
+                           "fill_value": a.get("FillValue"), "MiB": round(size * 4 / 2**20, 1),
+                           "constant": a.get("MemType") == "Constant"})
         else:
             raise ConversionError(f"argument {name}: MemoryType {mem!r} is not supported (Scalar, Vector)")
-    return args, shapes
+    return args, shapes, cmem
 
 
 def convert(t1_path, dry_run=False):
@@ -256,7 +266,7 @@ def convert(t1_path, dry_run=False):
     block_names, extra = read_block(kspec, tune_params)
     tune_params.update(extra)
     grid = read_grid(kspec, tune_params, restrictions, constants)
-    args, shapes = read_arguments(kspec, tune_params, dry_run)
+    args, shapes, cmem = read_arguments(kspec, tune_params, dry_run)
     source = os.path.join(os.path.dirname(os.path.abspath(t1_path)), kspec["KernelFile"])
     if not os.path.isfile(source):
         raise ConversionError(f"KernelFile {kspec['KernelFile']!r} not found at {source}")
@@ -269,6 +279,7 @@ def convert(t1_path, dry_run=False):
         "grid": grid,
         "arguments": args,
         "argument_shapes": shapes,
+        "cmem_args": cmem,
         "compiler_options": list(kspec.get("CompilerOptions") or []),
         "ignored": {k: kspec[k] for k in ("SharedMemory",) if kspec.get(k)},
     }
@@ -386,6 +397,8 @@ def run(conv, args):
         verbose=True,  # prints the reason of a skipped configuration (into the log)
         quiet=False,
     )
+    if conv["cmem_args"]:
+        kw["cmem_args"] = conv["cmem_args"]
     if args.simulate:
         kw["simulation_mode"] = True
     sig = inspect.signature(kernel_tuner.tune_kernel).parameters
@@ -438,22 +451,8 @@ def run(conv, args):
         return round(sum(float(r.get(key, 0) or 0) for r in results) / 1000, 3)
 
     # Seconds from the start of tune_kernel to the first result within
-    # `goal` of --optimum (from each result's timestamp).
-    reached = {}
-    if args.optimum:
-        import datetime
-        running = None
-        timed = []
-        for r in ok:
-            try:
-                timed.append((datetime.datetime.fromisoformat(str(r["timestamp"])).timestamp(), r["time"]))
-            except (KeyError, ValueError):
-                pass
-        for when, t in sorted(timed):
-            running = t if running is None else min(running, t)
-            for goal in (0.9, 0.95):
-                if args.optimum / running >= goal and goal not in reached:
-                    reached[goal] = round(when - t0_epoch, 2)
+    # `goal` of --optimum.
+    reached = reached_times(ok, args.optimum, t0_epoch) if args.optimum else {}
 
     keys = list(conv["tune_params"])
     out = {
