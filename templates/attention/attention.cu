@@ -88,6 +88,13 @@
 #ifndef ATTENTION_TMA
 #define ATTENTION_TMA 0
 #endif
+// pingpong (attention_tma only): the consumer warpgroups take turns issuing S = Q K^T, in
+// a ring (warpgroup g waits for its turn on named barrier 1 + g and passes it to the
+// next), so that their softmaxes are staggered and one's runs while another's products
+// occupy the tensor cores, instead of the warpgroups falling into step.
+#ifndef pingpong
+#define pingpong 0
+#endif
 // With a producer warpgroup: its registers, and the consumers' share of the rest of the
 // 64K register file (setmaxnreg moves them; multiples of 8; ptxas allocates each branch
 // within its own figure). The cp.async producer's copy addresses do not fit in 40 beside
@@ -103,6 +110,15 @@
 
 typedef __nv_bfloat16 bf16;
 #define BLOCK_M (64 * warpgroups)
+
+// Named barriers 1..15 (0 is __syncthreads'), N threads, whole warps: arrive without
+// waiting, or arrive and wait for the barrier to complete.
+template <int N> __device__ __forceinline__ void named_barrier_arrive(int id) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(N) : "memory");
+}
+template <int N> __device__ __forceinline__ void named_barrier_sync(int id) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(N) : "memory");
+}
 
 // A tile has landed: this thread's copies (at most N newer groups still in flight), then
 // everyone's; the barrier also means every warpgroup is past its previous step.
@@ -143,6 +159,7 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
   // (with the TMA producer, one stage less: no consumer copies, so none waits for a refill)
   static_assert(stages >= 3 + (pipeline == 2) - ATTENTION_TMA, "the ring needs at least 3 stages, 4 with pipeline 2");
   static_assert(block_n % 16 == 0, "block_n: whole k16 steps of P V");
+  static_assert(!pingpong || (ATTENTION_TMA && warpgroups > 1 && pipeline < 2), "pingpong: TMA, 2 or 3 consumers, pipeline 0 or 1");
   static_assert(!barriers || (!producer && pipeline < 2), "per-stage barriers: without a producer, pipeline 0 or 1");
   constexpr int Q_BYTES = BLOCK_M * D * 2, KV_BYTES = block_n * D * 2, STAGE_BYTES = 2 * KV_BYTES;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -386,7 +403,16 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
 #else
     wait_landed<stages - 3>();
 #endif
+#if pingpong
+    // Every warpgroup takes its turn at every tile, active or not, so that the turns stay
+    // matched: warpgroup 0 starts without one, the last passes none on after the last tile
+    // (each barrier then completes as often as it is waited for).
+    if (wg > 0 || j > 0) named_barrier_sync<256>(1 + wg);
+#endif
     if (active(j)) issue_s(j, s_a);
+#if pingpong
+    if (wg < warpgroups - 1 || j < tiles - 1) named_barrier_arrive<256>(1 + (wg + 1) % warpgroups);
+#endif
     { wgmma_wait<0>(); fence_all(); }
 #if producer
     release(j - 1);

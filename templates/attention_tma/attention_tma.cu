@@ -8,8 +8,9 @@
 // gives the consumers the rest (240 each beside two, 160 beside three). TMA zero-fills
 // the rows past S, which the consumers mask as attention.cu does.
 //
-// Tunable macros: warpgroups (consumers, 1 to 3), block_n (a multiple of 32), stages,
-// pipeline (attention.cu); block_size_x = 128 * (warpgroups + 1). The pointers Q, K, V
+// Tunable macros: warpgroups (consumers, 1 to 3), block_n (a multiple of 32), stages
+// (from 2: no consumer waits to refill a stage), pipeline, pingpong (the consumers
+// taking turns at issuing S = Q K^T: attention.cu); block_size_x = 128 * (warpgroups + 1). The pointers Q, K, V
 // are the reference's. Shared memory and grid are attention.yaml's with producer 1.
 #ifndef producer
 #define producer 1
