@@ -6,12 +6,15 @@
 # in the same session (bench/gpu/attention_torch.py).
 #
 #   bench/gpu/attention.sh KTUNE OUT [B,H,S,D ...]     (default: the four problems of issue 52)
+#   TEMPLATE=attention_tma bench/gpu/attention.sh ...  (the TMA-fed template instead:
+#                                                      templates/TEMPLATE/TEMPLATE{,_causal}.yaml)
 #
 # Every measurement goes to OUT/ktune.db (one database for all problems: each is
 # its own problem size), each run's summary to OUT/<spec>-<B>_<H>_<S>_<D>.json.
 # Needs python3 with torch for the reference points (skipped without it).
 set -u
 BIN=$1; OUT=$2; shift 2
+T=${TEMPLATE:-attention}
 [ $# -gt 0 ] || set -- 4,32,4096,128 2,32,8192,128 1,16,16384,128 8,16,2048,64
 mkdir -p "$OUT"
 date -u +"date: %Y-%m-%dT%H:%M:%SZ"
@@ -21,17 +24,18 @@ for p in "$@"; do
   IFS=, read -r b h s d <<EOF
 $p
 EOF
-  for spec in attention attention_causal; do
+  for spec in "$T" "${T}_causal"; do
     tag="$spec-${b}_${h}_${s}_${d}"
     start=$(date +%s)
-    "$BIN" tune "templates/attention/$spec.yaml" --set B="$b" --set H="$h" --set S="$s" --set D="$d" \
+    "$BIN" tune "templates/$T/$spec.yaml" --set B="$b" --set H="$h" --set S="$s" --set D="$d" \
       --db "$OUT/ktune.db" --json > "$OUT/$tag.json" 2> "$OUT/$tag.err"
     echo "$tag rc=$? wall_s=$(($(date +%s) - start))" >> "$OUT/runs.txt"
   done
 done
 cat "$OUT/runs.txt"
-python3 - "$OUT" "$@" <<'PY'
+python3 - "$T" "$OUT" "$@" <<'PY'
 import json, sys
+t = sys.argv.pop(1)
 out, problems = sys.argv[1], [tuple(int(x) for x in p.split(",")) for p in sys.argv[2:]]
 try:
     torch = json.load(open(f"{out}/torch.json"))
@@ -42,7 +46,7 @@ def tf(r, k):
     return r.get(k, {}).get("tflops") if r else None
 print(f"{'B,H,S,D':16} {'causal':6} {'evals':>5} {'ok':>4} {'ktune':>7} {'cuDNN':>7} {'FA2':>7} {'/cuDNN':>7} {'/FA2':>6}  best config")
 for b, h, s, d in problems:
-    for causal, spec in ((False, "attention"), (True, "attention_causal")):
+    for causal, spec in ((False, t), (True, t + "_causal")):
         try:
             j = json.load(open(f"{out}/{spec}-{b}_{h}_{s}_{d}.json"))
         except Exception as e:

@@ -36,7 +36,9 @@
 // stages - 2 tiles instead of meeting at every tile.
 // With `producer`, one more warpgroup only copies, with no block-wide barrier: per stage
 // an mbarrier says the copies landed (cp.async's own arrival) and another that every
-// consumer is done with it. Causal blocks run the longest query tiles first (launch
+// consumer is done with it. templates/attention_tma compiles this file with ATTENTION_TMA:
+// there the producer is one thread issuing TMA copies (expect_tx on `full`), the
+// consumers unchanged. Causal blocks run the longest query tiles first (launch
 // order reversed), skip key tiles wholly after their queries and mask only the diagonal.
 //
 // Tunable macros:
@@ -56,6 +58,7 @@
 #include "../common/cp_async.cuh"
 #include "../common/mbarrier.cuh"
 #include "../common/softmax_bf16.cuh"
+#include "../common/tma.cuh"
 #include "../common/wgmma.cuh"
 
 #ifndef warpgroups
@@ -79,14 +82,43 @@
 #ifndef block_size_x
 #define block_size_x (128 * (warpgroups + producer))
 #endif
+// ATTENTION_TMA (set by templates/attention_tma, which includes this file): the producer
+// is one thread issuing TMA copies through tensor maps instead of a warpgroup of
+// cp.async copies.
+#ifndef ATTENTION_TMA
+#define ATTENTION_TMA 0
+#endif
+// pingpong (attention_tma only): the consumer warpgroups take turns issuing S = Q K^T, in
+// a ring (warpgroup g waits for its turn on named barrier 1 + g and passes it to the
+// next), so that their softmaxes are staggered and one's runs while another's products
+// occupy the tensor cores, instead of the warpgroups falling into step.
+#ifndef pingpong
+#define pingpong 0
+#endif
 // With a producer warpgroup: its registers, and the consumers' share of the rest of the
-// 64K register file (setmaxnreg moves them; multiples of 8).
+// 64K register file (setmaxnreg moves them; multiples of 8; ptxas allocates each branch
+// within its own figure). The cp.async producer's copy addresses do not fit in 40 beside
+// more than one consumer warpgroup (its spills are what the spec's restriction avoids); a
+// TMA thread needs few.
+#if ATTENTION_TMA
+#define PRODUCER_REGS 24
+#else
 #define PRODUCER_REGS 40
+#endif
 #define CONSUMER_REGS_ (((65536 - 128 * PRODUCER_REGS) / (128 * warpgroups)) / 8 * 8)
 #define CONSUMER_REGS (CONSUMER_REGS_ > 240 ? 240 : CONSUMER_REGS_)
 
 typedef __nv_bfloat16 bf16;
 #define BLOCK_M (64 * warpgroups)
+
+// Named barriers 1..15 (0 is __syncthreads'), N threads, whole warps: arrive without
+// waiting, or arrive and wait for the barrier to complete.
+template <int N> __device__ __forceinline__ void named_barrier_arrive(int id) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(N) : "memory");
+}
+template <int N> __device__ __forceinline__ void named_barrier_sync(int id) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(N) : "memory");
+}
 
 // A tile has landed: this thread's copies (at most N newer groups still in flight), then
 // everyone's; the barrier also means every warpgroup is past its previous step.
@@ -120,10 +152,14 @@ template <int D, bool CAUSAL>
 __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16* __restrict__ Q,
                                                const bf16* __restrict__ K, const bf16* __restrict__ V, int S,
                                                float scale, long long sb, long long sh, long long ss, long long osb,
-                                               long long osh, long long oss) {
+                                               long long osh, long long oss, const TensorMap* q_map = nullptr,
+                                               const TensorMap* k_map = nullptr, const TensorMap* v_map = nullptr) {
   static_assert(D == 64 || D == 128, "head dimension 64 or 128");
-  static_assert(stages >= 3 + (pipeline == 2), "the ring needs at least 3 stages, 4 with pipeline 2");
+  static_assert(!ATTENTION_TMA || (producer && block_n % 32 == 0), "TMA: a producer, whole 32-row boxes");
+  // (with the TMA producer, one stage less: no consumer copies, so none waits for a refill)
+  static_assert(stages >= 3 + (pipeline == 2) - ATTENTION_TMA, "the ring needs at least 3 stages, 4 with pipeline 2");
   static_assert(block_n % 16 == 0, "block_n: whole k16 steps of P V");
+  static_assert(!pingpong || (ATTENTION_TMA && warpgroups > 1 && pipeline < 2), "pingpong: TMA, 2 or 3 consumers, pipeline 0 or 1");
   static_assert(!barriers || (!producer && pipeline < 2), "per-stage barriers: without a producer, pipeline 0 or 1");
   constexpr int Q_BYTES = BLOCK_M * D * 2, KV_BYTES = block_n * D * 2, STAGE_BYTES = 2 * KV_BYTES;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -144,17 +180,51 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
   const unsigned full = ring + stages * STAGE_BYTES, empty = full + 8 * stages, q_full = empty + 8 * stages;
 #if producer
   // One warpgroup copies, the others compute.
+  constexpr unsigned ARRIVALS = ATTENTION_TMA ? 1 : 128;  // per `full`: the TMA thread's expect_tx
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
-      mbar_init(full + 8 * s, 128);
+      mbar_init(full + 8 * s, ARRIVALS);
       mbar_init(empty + 8 * s, 128 * warpgroups);
     }
-    mbar_init(q_full, 128);
+    mbar_init(q_full, ARRIVALS);
+#if ATTENTION_TMA
+    fence_barrier_init();
+#endif
   }
   __syncthreads();
   constexpr int LOADERS = 128;
   if (threadIdx.x < 128) {
     if constexpr (warpgroups > 1) set_max_registers<-PRODUCER_REGS>();
+#if ATTENTION_TMA
+    // One thread copies everything: boxes of 32 rows by 64 columns (128 bytes, the
+    // swizzle's span) of the maps over (D, S, H, B), each landing as 32 swizzled rows of
+    // its 64-column chunk (4096 bytes, a multiple of the swizzle's 1024-byte period).
+    // Rows past S arrive as zeros and still count their bytes on the barrier.
+    if (threadIdx.x == 0) {
+      const int h = blockIdx.y, b = blockIdx.z;
+      mbar_expect_tx(q_full, Q_BYTES);
+#pragma unroll
+      for (int c = 0; c < D / 64; ++c)
+#pragma unroll
+        for (int r = 0; r < BLOCK_M / 32; ++r)
+          tma_load_4d(q_smem + c * (BLOCK_M * 128) + r * 4096, q_map, q_full, c * 64, q0 + r * 32, h, b);
+      for (int j = 0; j < tiles; ++j) {
+        const int s = j % stages;
+        if (j >= stages) mbar_wait(empty + 8 * s, (j / stages - 1) & 1);
+        const unsigned k_dst = ring + s * STAGE_BYTES, bar = full + 8 * s;
+        mbar_expect_tx(bar, STAGE_BYTES);
+#pragma unroll
+        for (int c = 0; c < D / 64; ++c)
+#pragma unroll
+          for (int r = 0; r < block_n / 32; ++r) {
+            const unsigned off = c * (block_n * 128) + r * 4096;
+            tma_load_4d(k_dst + off, k_map, bar, c * 64, j * block_n + r * 32, h, b);
+            tma_load_4d(k_dst + KV_BYTES + off, v_map, bar, c * 64, j * block_n + r * 32, h, b);
+          }
+      }
+    }
+    return;
+#endif
     const int loader = threadIdx.x;
     load_tile<D, BLOCK_M, LOADERS>(q_smem, Qh, ss, q0, S, loader);
     mbar_arrive_copies(q_full);
@@ -333,7 +403,16 @@ __device__ __forceinline__ void attention_body(bf16* __restrict__ O, const bf16*
 #else
     wait_landed<stages - 3>();
 #endif
+#if pingpong
+    // Every warpgroup takes its turn at every tile, active or not, so that the turns stay
+    // matched: warpgroup 0 starts without one, the last passes none on after the last tile
+    // (each barrier then completes as often as it is waited for).
+    if (wg > 0 || j > 0) named_barrier_sync<256>(1 + wg);
+#endif
     if (active(j)) issue_s(j, s_a);
+#if pingpong
+    if (wg < warpgroups - 1 || j < tiles - 1) named_barrier_arrive<256>(1 + (wg + 1) % warpgroups);
+#endif
     { wgmma_wait<0>(); fence_all(); }
 #if producer
     release(j - 1);

@@ -17,6 +17,15 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const TensorMap* map, 
       "l"(map), "r"(x), "r"(y), "r"(bar)
       : "memory");
 }
+// The same for a 4-D map: the box at element coordinates (x, y, z, w), x innermost.
+__device__ __forceinline__ void tma_load_4d(unsigned dst, const TensorMap* map, unsigned bar, int x, int y, int z,
+                                            int w) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+      "[%6];\n" ::"r"(dst),
+      "l"(map), "r"(x), "r"(y), "r"(z), "r"(w), "r"(bar)
+      : "memory");
+}
 // Arrives on `bar` and adds `bytes` to the transactions its phase waits for.
 __device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");

@@ -1,7 +1,8 @@
 // The attention templates on the GPU: every configuration of small problems whose last
 // tile is partial (a sequence length and a context that are multiples of no tile), both
-// head dimensions, causal or not, and paged decode with one to eight query heads per KV
-// head, runs and matches its spec's fp32 reference within the spec's tolerances.
+// head dimensions, causal or not, copied by cp.async or by TMA, and paged decode with one
+// to eight query heads per KV head, runs and matches its spec's fp32 reference within the
+// spec's tolerances.
 #include <gtest/gtest.h>
 
 #include "cli_run.h"
@@ -37,6 +38,22 @@ TEST(AttentionGpu, EveryConfigurationMatchesTheReferenceOnPartialTiles) {
   for (const char* name : {"attention/attention.yaml", "attention/attention_causal.yaml"}) {
     expect_every_configuration_ok(spec(name), "--set B=2 --set H=3 --set S=1000", db);
     expect_every_configuration_ok(spec(name), "--set B=1 --set H=2 --set S=777 --set D=64", db);
+  }
+  fs::remove(db);
+}
+
+// The TMA variants: Q, K and V copied through 4-D tensor maps, rows past S zero-filled by
+// the copies, and a (B, S, H, D) layout through the strides (the maps' strides with it).
+TEST(AttentionTmaGpu, EveryConfigurationMatchesTheReferenceOnPartialTilesAndStrides) {
+  if (auto why = no_gpu()) GTEST_SKIP() << *why;
+  if (ktune::gpu::probe_devices().devices[0].arch() != "sm_90") GTEST_SKIP() << "attention_tma is written for sm_90a";
+  const fs::path db = scratch_db("attention-tma");
+  for (const char* name : {"attention_tma/attention_tma.yaml", "attention_tma/attention_tma_causal.yaml"}) {
+    expect_every_configuration_ok(spec(name), "--set B=2 --set H=3 --set S=1000", db);
+    expect_every_configuration_ok(spec(name), "--set B=1 --set H=2 --set S=777 --set D=64", db);
+    // (B, S, H, D): position stride H * D, head stride D, batch stride S * H * D
+    expect_every_configuration_ok(
+        spec(name), "--set B=2 --set H=3 --set S=300 --set D=128 --set ss=384 --set sh=128 --set sb=115200", db);
   }
   fs::remove(db);
 }
