@@ -106,6 +106,23 @@ def convert(spec_path, overrides):
                 block_size_names=names)
 
 
+def restriction_function(restrictions):
+    """The restrictions as one Python function of the configuration (a dict),
+    which Kernel Tuner takes as it is: its parser of restriction strings (1.5,
+    python-constraint2) finds no valid configuration at all for
+    `block_size_x == (block_m // thread_m) * (block_n // thread_n)` (sgemm's)."""
+    if not restrictions:
+        return None
+    code = [compile(r, "<restriction>", "eval") for r in restrictions]
+    scope = {"__builtins__": {"min": min, "max": max, "int": int}}
+
+    # A def, not a lambda: Kernel Tuner rewrites a lambda's source into a string.
+    def allowed(p):
+        return all(eval(c, scope, dict(p)) for c in code)
+
+    return allowed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("spec")
@@ -137,7 +154,7 @@ def main():
     results, env = kernel_tuner.tune_kernel(
         c["kernel_name"], c["kernel_source"], c["problem_size"], c["arguments"], c["tune_params"],
         grid_div_x=c["grid_div"][0], grid_div_y=c["grid_div"][1], grid_div_z=c["grid_div"][2],
-        restrictions=c["restrictions"] or None, block_size_names=c["block_size_names"], lang="cupy",
+        restrictions=restriction_function(c["restrictions"]), block_size_names=c["block_size_names"], lang="cupy",
         compiler_options=c["compiler_options"], iterations=a.iterations, strategy=a.strategy,
         strategy_options=options, cache=cache, quiet=True)
     wall = time.perf_counter() - t0
