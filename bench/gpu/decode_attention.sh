@@ -35,7 +35,7 @@ try:
 except Exception:
     torch, ref, copy = None, {}, None
 print(f"copy bandwidth: {copy:.0f} GB/s" if copy else "copy bandwidth: not measured")
-print(f"{'B':>3} {'ctx':>6} {'evals':>5} {'ok':>4} {'ktune GB/s':>10} {'of copy':>7} {'SDPA GB/s':>9}  best config")
+print(f"{'B':>3} {'ctx':>6} {'evals':>5} {'ok':>4} {'ktune GB/s':>10} {'of copy':>7} {'same-size copy':>14} {'of it':>6} {'SDPA GB/s':>9}  best config")
 for b, c in problems:
     try:
         j = json.load(open(f"{out}/decode-{b}_{c}.json"))
@@ -44,9 +44,10 @@ for b, c in problems:
     best = j["best"][0] if j.get("best") else None
     k = best["metrics"]["GB/s"] if best else float("nan")
     r = ref.get((b, c))
+    same = r["copy_same_gbs"] if r and "copy_same_gbs" in r else float("nan")
     print(f"{b:3} {c:6} {j['evaluations']:5} {j['status_counts'].get('ok', 0):4} {k:10.0f} "
-          f"{(k / copy if copy else float('nan')):7.3f} {(r['sdpa_gbs'] if r else float('nan')):9.0f}  "
-          f"{json.dumps(best['config']) if best else ''}")
+          f"{(k / copy if copy else float('nan')):7.3f} {same:14.0f} {k / same:6.3f} "
+          f"{(r['sdpa_gbs'] if r else float('nan')):9.0f}  {json.dumps(best['config']) if best else ''}")
     bad = {kk: v for kk, v in j["status_counts"].items() if kk != "ok"}
     if bad: print(f"{'':10} failures: {bad}")
 PY

@@ -1,7 +1,9 @@
 """The reference points of the decode_attention template, measured on this GPU:
 PyTorch's scaled_dot_product_attention for one query token per sequence on a KV
 cache gathered from the same paged layout (bf16, grouped-query heads through
-enable_gqa), and the device-to-device copy bandwidth (torch's copy_ of 2 GiB).
+enable_gqa), and the device-to-device copy bandwidth (torch's copy_ of 2 GiB), and
+per problem of a copy of its K and V bytes alone (timed back to back as ktune's hot
+mode times a kernel: the physical limit at that size, where launch and latency weigh).
 
 GB/s count the K and V bytes of the cached tokens, as the template's metric
 does; the gather itself is not timed. Median of 20 calls after 5 of warm-up,
@@ -15,7 +17,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from cuda_timing import median_ms
+from cuda_timing import median_batched_ms, median_ms
 
 PAGE = 16
 
@@ -41,9 +43,17 @@ def main():
         v = v_cache[table].reshape(b, max_pages * PAGE, hkv, d)[:, :ctx].transpose(1, 2).contiguous()
         q = torch.randn(b, hkv * g, 1, d, device="cuda", dtype=torch.bfloat16)
         ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True))
-        gbs = 2 * b * ctx * hkv * d * 2 / ms / 1e6
-        rows.append({"B": b, "ctx": ctx, "sdpa_ms": ms, "sdpa_gbs": gbs})
-        print(f"B={b} ctx={ctx}: SDPA {ms:.4f} ms, {gbs:.0f} GB/s")
+        kv_bytes = 2 * b * ctx * hkv * d * 2
+        gbs = kv_bytes / ms / 1e6
+        # The same bytes copied (read and written, counted as the 2 GiB copy is)
+        src = torch.empty(kv_bytes // 2, device="cuda", dtype=torch.bfloat16)
+        dst = torch.empty_like(src)
+        same_ms = median_batched_ms(lambda: dst.copy_(src))
+        same_gbs = 2 * kv_bytes / same_ms / 1e6
+        del src, dst
+        rows.append({"B": b, "ctx": ctx, "sdpa_ms": ms, "sdpa_gbs": gbs, "copy_same_ms": same_ms,
+                     "copy_same_gbs": same_gbs})
+        print(f"B={b} ctx={ctx}: SDPA {ms:.4f} ms, {gbs:.0f} GB/s; copy of the same bytes {same_gbs:.0f} GB/s")
         del k_cache, v_cache, k, v
     with open(out, "w") as f:
         json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "copy_gbs": copy_gbs,
