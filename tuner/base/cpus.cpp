@@ -14,10 +14,4 @@ unsigned usable_cpus() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-unsigned shared_cpus(unsigned sharers) {
-  const unsigned cpus = usable_cpus();
-  if (sharers <= 1 || cpus < std::thread::hardware_concurrency()) return cpus;
-  return std::max(1u, cpus / sharers);
-}
-
 }  // namespace ktune

@@ -98,9 +98,9 @@ std::vector<int> gpu_list(const std::string& text) {
 }
 
 // Under MPI the ranks of a host take one GPU each (--gpu plus the rank's index
-// on its host) and share the host's CPUs for compiling: each rank's pool gets
-// its part of the host's CPUs (shared_cpus), not all of them: N pools as large
-// as the host would run N compiles per core.
+// on its host) and share the host's CPUs for compiling: each rank's pool is as
+// large as its CPUs, and every pool of the host compiles only in one of the
+// host's slots (HostSlots), so a compile-bound rank uses what the others leave.
 // A replay's evaluator also gives the recording's best objective (`recorded_best`).
 std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOptions& o, const MpiRun& mpi,
                                                 std::optional<double>& recorded_best,
@@ -135,7 +135,6 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
     const gpu::DeviceProbe probe = gpu::probe_devices();
     if (probe.state == gpu::DriverState::Ready && probe.devices.size() == 1) go.gpu = 0;
   }
-  go.compile_threads = shared_cpus(unsigned(mpi.local_ranks()));
   go.cold = o.cold;
   if (o.warmup_ms) {
     if (!(*o.warmup_ms >= 0) || *o.warmup_ms > 10000) throw Error::bad_input("--warmup: milliseconds from 0 to 10000");
@@ -149,6 +148,7 @@ std::unique_ptr<ConfigEvaluator> make_evaluator(const Spec& spec, const TuneOpti
   // One compile pool (and the cubin cache under it) for all the GPUs, its counts for the report.
   CompilePoolOptions po;
   po.workers = go.compile_threads;
+  po.host_slots_path = HostSlots::default_path();
   po.time_limit_s = go.compile_timeout_s;
   po.cancel = go.cancel;
   go.compile_pool = std::make_shared<CompilePool>(po);

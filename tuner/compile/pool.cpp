@@ -300,6 +300,8 @@ CompilePool::CompilePool(CompilePoolOptions options) : options_(std::move(option
     exe = worker_program();
     if (exe.empty()) in_process_ = true;
   }
+  if (!options_.host_slots_path.empty())
+    host_slots_.emplace(options_.host_slots_path, options_.host_slots ? options_.host_slots : HostSlots::host_cpus());
   for (unsigned i = 0; i < n; ++i) slots_.push_back(std::make_unique<Slot>(exe, resolved, in_process_));
   for (auto& slot : slots_) threads_.emplace_back([this, s = slot.get()] { serve(*s); });
 }
@@ -321,10 +323,20 @@ void CompilePool::serve(Slot& slot) {
   if (!slot.in_process() && !slot.ensure_child()) ++fallbacks_;
   for (;;) {
     Job job;
+    std::optional<HostSlots::Held> held;  // the host's slot, for this job
     {
       std::unique_lock lock(mutex_);
       work_.wait(lock, [&] { return stopping_.load() || !queue_.empty(); });
       if (stopping_) return;
+    }
+    if (host_slots_) {
+      held = host_slots_->acquire(stopping_);
+      if (!held) return;  // stopping
+    }
+    {
+      std::unique_lock lock(mutex_);
+      if (stopping_) return;
+      if (queue_.empty()) continue;  // taken by another slot meanwhile
       auto first = queue_.begin();
       job = std::move(first->second);
       queued_.erase(job.ticket);

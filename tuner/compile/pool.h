@@ -35,6 +35,11 @@
 //    a slot that frees up takes what the GPU will measure soonest. A request
 //    that is no longer wanted is dropped by cancel() before it starts.
 //  * Results are taken in any order; a ticket is taken once.
+//  * With CompilePoolOptions::host_slots_path, a slot compiles only while it
+//    holds one of the host's slots (HostSlots), shared with the other
+//    processes that name the file: the ranks of an MPI job on one host then
+//    share its CPUs, each pool as large as the host. A slot waits for one
+//    before it takes a job, so the job stays queued (reordered, cancelled).
 //
 // Several threads may share a pool (the GPUs of one run), each submitting
 // and taking its own tickets; cancel(tickets) forgets only those. The slots
@@ -59,6 +64,7 @@
 #include "search/expr/cancel.h"
 #include "tuner/base/cpus.h"
 #include "tuner/compile/compiler.h"
+#include "tuner/compile/host_slots.h"
 
 namespace ktune {
 
@@ -87,6 +93,11 @@ struct CompilePoolOptions {
   // cannot be killed) are not limited.
   double time_limit_s = kDefaultCompileTimeLimitS;
   static constexpr double kDefaultCompileTimeLimitS = 300;
+  // A budget of compiles at once shared with every pool of the host that
+  // names the same file (tuner/compile/host_slots.h): a slot of this pool
+  // compiles only while it holds one of the host's. Empty path: none.
+  std::string host_slots_path;
+  unsigned host_slots = 0;  // 0: the host's online CPUs
 };
 
 class CompilePool {
@@ -179,6 +190,7 @@ class CompilePool {
   Ticket next_ticket_ = 1;
   std::atomic<bool> stopping_{false};
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::optional<HostSlots> host_slots_;
   std::vector<std::thread> threads_;
 };
 
