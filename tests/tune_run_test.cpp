@@ -143,7 +143,7 @@ TEST(TuneRun, TheBatchSizeIsTheStrategysOwn) {
 
 // A GPU stand-in: times from a formula, and a re-measure that answers each
 // configuration 10% slower than first measured (as a lucky first sample would).
-class FormulaEvaluator : public ConfigEvaluator {
+class FormulaEvaluator : public ConfigEvaluator, public Remeasurer {
  public:
   explicit FormulaEvaluator(const Spec& spec) : spec_(&spec) {}
   db::DeviceInfo device() const override {
@@ -156,8 +156,8 @@ class FormulaEvaluator : public ConfigEvaluator {
     for (size_t i = 0; i < configs.size(); ++i)
       if (!on(i, measure(configs[i], 1.0))) return;
   }
-  bool replay() const override { return false; }
   std::string source() const override { return "formula"; }
+  Offers offers() override { return {.remeasurer = this}; }
   std::vector<StaticFeatures> features(std::span<const Config> configs) override {
     return std::vector<StaticFeatures>(configs.size());
   }
