@@ -164,7 +164,7 @@ TEST(PoolEvaluator, TheTimeLimitIsVirtualWallTime) {
 
 // A member with a cost per configuration given by its first value, for the
 // simulated dispatch; or, live, a stand-in GPU that notes the thread it runs on.
-class Scripted : public ConfigEvaluator {
+class Scripted : public ConfigEvaluator, public CompileFeatures {
  public:
   explicit Scripted(std::string name = "Scripted GPU") : name_(std::move(name)), made_on_(std::this_thread::get_id()) {}
   db::DeviceInfo device() const override {
@@ -185,6 +185,7 @@ class Scripted : public ConfigEvaluator {
     return on(i, m);
   }
   std::string source() const override { return name_; }
+  Offers offers() override { return {.features = this}; }
   std::vector<StaticFeatures> features(std::span<const Config> configs) override {
     note_thread();
     return std::vector<StaticFeatures>(configs.size());
@@ -239,7 +240,7 @@ class Profiled : public Scripted, public Remeasurer, public Profiler {
     d.copy_gbs = 1000;
     return d;
   }
-  Offers offers() override { return {.remeasurer = this, .profiler = this}; }
+  Offers offers() override { return {.features = this, .remeasurer = this, .profiler = this}; }
 
  private:
   std::string member_;
@@ -252,11 +253,13 @@ TEST(PoolEvaluator, OffersWhatItsFirstMemberOffersOnItsThread) {
   std::vector<PoolEvaluator::MakeMember> plain_makers;
   for (int i = 0; i < 2; ++i) plain_makers.push_back([] { return std::make_unique<Scripted>(); });
   PoolEvaluator plain(std::move(plain_makers));
-  const ConfigEvaluator::Offers none = plain.offers();
-  EXPECT_FALSE(none.remeasurer);
-  EXPECT_FALSE(none.profiler);
-  EXPECT_FALSE(none.recorded);
-  EXPECT_EQ(none.pool, &plain.stats());
+  const ConfigEvaluator::Offers few = plain.offers();
+  ASSERT_TRUE(few.features);
+  EXPECT_EQ(few.features->features(std::vector<Config>(2)).size(), 2u);
+  EXPECT_FALSE(few.remeasurer);
+  EXPECT_FALSE(few.profiler);
+  EXPECT_FALSE(few.recorded);
+  EXPECT_EQ(few.pool, &plain.stats());
 
   std::vector<PoolEvaluator::MakeMember> makers;
   makers.push_back([] { return std::make_unique<Profiled>("first"); });
@@ -290,6 +293,7 @@ TEST(PoolEvaluator, SimulatedGpusOfferRecordedDataAndTheirClock) {
   const Spec spec = load_spec(kSpec);
   PoolEvaluator pool(std::make_unique<UniformCost>(spec, kData, 1.0), ClockOptions{2, 2, false});
   const ConfigEvaluator::Offers o = pool.offers();
+  EXPECT_TRUE(o.features);
   EXPECT_FALSE(o.remeasurer);
   EXPECT_FALSE(o.profiler);
   EXPECT_EQ(o.pool, &pool.stats());

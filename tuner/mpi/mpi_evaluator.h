@@ -43,10 +43,14 @@
 
 namespace ktune::mpi {
 
-// Offers what rank 0's evaluator offers: a re-measure and a profiler on rank
+// Offers what rank 0's evaluator offers: its compile features, a re-measure and a profiler on rank
 // 0's GPU while it is not lost, a recording's part where the ranks replay
 // (each replays on its own clock: the run's time is the summed cost_s).
-class MpiEvaluator : public ConfigEvaluator, public Remeasurer, public Profiler, public RecordedData {
+class MpiEvaluator : public ConfigEvaluator,
+                     public CompileFeatures,
+                     public Remeasurer,
+                     public Profiler,
+                     public RecordedData {
  public:
   // REQUIRES: world.rank() == 0, every other rank in serve(). Waits for each
   // rank's Ready; throws Error when one failed or does not match (then every
@@ -60,7 +64,9 @@ class MpiEvaluator : public ConfigEvaluator, public Remeasurer, public Profiler,
   // Shared out among the ranks by the Dispatch, each compiling its part.
   void compile_ahead(std::span<const std::vector<Value>> next) override;
   std::string source() const override { return local_->source(); }
-  std::vector<StaticFeatures> features(std::span<const Config> configs) override { return local_->features(configs); }
+  std::vector<StaticFeatures> features(std::span<const Config> configs) override {
+    return local_offers_.features->features(configs);
+  }
   std::optional<RecordedPart> recorded_part() const override {
     return local_offers_.recorded ? local_offers_.recorded->recorded_part() : std::nullopt;
   }
@@ -76,6 +82,7 @@ class MpiEvaluator : public ConfigEvaluator, public Remeasurer, public Profiler,
   size_t workers() const override { return static_cast<size_t>(world_->size()); }
   Offers offers() override {
     Offers o;
+    o.features = local_offers_.features ? this : nullptr;
     o.remeasurer = local_offers_.remeasurer && !lost_[0] ? this : nullptr;
     o.profiler = local_offers_.profiler && !lost_[0] ? this : nullptr;
     o.recorded = local_offers_.recorded ? this : nullptr;

@@ -6,8 +6,8 @@
 // Kernel Tuner cache file), including recorded failures and recorded times.
 // Either way a configuration's failure is a db::Evaluation with a status and a
 // reason, never an exception; exceptions mean the whole run cannot go on.
-// What only some runners can do (measure again, profile, answer from
-// recorded data) are capabilities a runner offers (ConfigEvaluator::offers()):
+// What only some runners can do (compile features, measure again, profile,
+// answer from recorded data) are capabilities a runner offers (ConfigEvaluator::offers()):
 // its callers ask for one and go without it where it is not offered.
 #pragma once
 
@@ -46,6 +46,15 @@ std::vector<const db::Evaluation*> rank_results(const Spec& spec, const std::vec
 
 // What a runner may offer beyond the general contract below, each a small
 // interface of its own; ConfigEvaluator::offers() says which a runner has.
+
+// What the offline compile says about each configuration, for the
+// strategies (StrategyContext::features): compiled now on a GPU host, the
+// recorded figures in a replay. Not offered: the strategies go without.
+class CompileFeatures {
+ public:
+  virtual ~CompileFeatures() = default;
+  virtual std::vector<StaticFeatures> features(std::span<const Config> configs) = 0;
+};
 
 // Measures configurations again, interleaved (round-robin, `rounds` times),
 // so that a winner is not an accident of clock drift: one Measured per
@@ -140,15 +149,12 @@ class ConfigEvaluator {
   virtual std::vector<Config> beside(const Beside& b) { return b.propose(); }
   virtual bool measures_beside() const { return false; }
   virtual std::string source() const = 0;  // "GPU 0: NVIDIA H100 80GB HBM3" or the replayed file
-  // What the offline compile says about each configuration, for the
-  // strategies (StrategyContext::features): compiled now on a GPU host,
-  // the recorded figures in a replay.
-  virtual std::vector<StaticFeatures> features(std::span<const Config> configs) = 0;
   // How many configurations it measures at once (a PoolEvaluator's workers).
   virtual size_t workers() const { return 1; }
   // What the runner offers beyond this contract: null where it does not.
   // May change as the run goes (a member lost with the capability).
   struct Offers {
+    CompileFeatures* features = nullptr;
     Remeasurer* remeasurer = nullptr;
     Profiler* profiler = nullptr;
     RecordedData* recorded = nullptr;  // set: answers come from recorded data (a replay)

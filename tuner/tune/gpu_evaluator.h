@@ -77,7 +77,7 @@ struct GpuEvaluatorOptions {
 // computed from energy_j. Such a run does not race (racing stops by time).
 bool ranks_by_energy(const Spec& spec);
 
-class GpuEvaluator : public ConfigEvaluator, public Remeasurer, public Profiler {
+class GpuEvaluator : public ConfigEvaluator, public CompileFeatures, public Remeasurer, public Profiler {
  public:
   // Throws Error::failed when no GPU can be opened (with the driver's reason).
   GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options);
@@ -100,7 +100,7 @@ class GpuEvaluator : public ConfigEvaluator, public Remeasurer, public Profiler 
   std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
                                 const std::vector<std::string>& metrics) override;
   db::DeviceInfo measure_limits() override;
-  Offers offers() override { return {.remeasurer = this, .profiler = this}; }
+  Offers offers() override { return {.features = this, .remeasurer = this, .profiler = this}; }
 
   // One configuration compiled (through the cubin cache) and run once, not
   // timed: checked against the expected outputs where the spec has them (a

@@ -38,6 +38,7 @@ PoolEvaluator::PoolEvaluator(std::vector<MakeMember> members, size_t chunk, OnLo
       if (!first) return;
       const Offers offered = e.offers();
       replay_ = offered.recorded != nullptr;
+      features_ = offered.features != nullptr;
       remeasures_ = offered.remeasurer != nullptr;
       profiles_ = offered.profiler != nullptr;
     });
@@ -56,6 +57,7 @@ PoolEvaluator::PoolEvaluator(std::unique_ptr<ReplayEvaluator> replay, ClockOptio
     : replay_member_(std::move(replay)), clock_(std::in_place, clock), simulated_(true) {
   if (!replay_member_ || clock.gpus == 0) throw Error::failed("internal: a simulated pool needs a replay and a GPU");
   replay_ = true;
+  features_ = true;
   device_ = replay_member_->device();
   source_ = replay_member_->source();
   stats_.workers = clock.gpus;
@@ -121,9 +123,12 @@ std::vector<StaticFeatures> PoolEvaluator::features(std::span<const Config> conf
   if (ConfigEvaluator* e = proposing_on_.load()) {
     // A live proposal beside the members' measuring: their threads are
     // busy, and their evaluator takes features() from another thread.
-    return e->features(configs);
+    CompileFeatures* f = e->offers().features;
+    return f ? f->features(configs) : out;
   }
-  on_first([&](ConfigEvaluator& e) { out = e.features(configs); });
+  on_first([&](ConfigEvaluator& e) {
+    if (CompileFeatures* f = e.offers().features) out = f->features(configs);
+  });
   if (collect_)
     for (size_t i = 0; i < configs.size() && i < out.size(); ++i)
       if (out[i].compiled && out[i].spill_bytes == 0) compiled_clean_.push_back(configs[i]);
@@ -161,6 +166,7 @@ db::DeviceInfo PoolEvaluator::measure_limits() {
 
 ConfigEvaluator::Offers PoolEvaluator::offers() {
   Offers o;
+  o.features = features_ ? this : nullptr;
   o.remeasurer = remeasures_ ? this : nullptr;
   o.profiler = profiles_ ? this : nullptr;
   o.recorded = replay_ ? this : nullptr;

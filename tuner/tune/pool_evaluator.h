@@ -85,7 +85,11 @@ struct PoolStats {
 // Offers what its first member offers (measured again and profiled on that
 // member, or the next one once it is lost), recorded data where the members
 // replay, and its PoolStats.
-class PoolEvaluator : public ConfigEvaluator, public Remeasurer, public Profiler, public RecordedData {
+class PoolEvaluator : public ConfigEvaluator,
+                      public CompileFeatures,
+                      public Remeasurer,
+                      public Profiler,
+                      public RecordedData {
  public:
   using MakeMember = std::function<std::unique_ptr<ConfigEvaluator>()>;
   // Told of each loss as it is found, one at a time (on the lost member's
@@ -174,8 +178,9 @@ class PoolEvaluator : public ConfigEvaluator, public Remeasurer, public Profiler
   std::unique_ptr<Dispatch> dispatch_;  // live
   OnLost on_lost_;                      // live
   std::exception_ptr first_loss_;       // live
-  // What the first member offers: recorded data, a re-measure, a profiler.
+  // What the first member offers: recorded data, features, a re-measure, a profiler.
   bool replay_ = false;
+  bool features_ = false;
   bool remeasures_ = false;
   bool profiles_ = false;
   bool simulated_ = false;

@@ -196,14 +196,15 @@ namespace {
 
 // The evaluator's compile features of what may be measured (`measurable`
 // unset: anything; else a list or a partial recording's part); the rest read
-// as not compiled, without a compile.
-FeatureSource features_of(ConfigEvaluator& evaluator, const std::function<bool(const Config&)>& measurable) {
-  return [&evaluator, &measurable](std::span<const Config> cs) {
-    if (!measurable) return evaluator.features(cs);
+// as not compiled, without a compile. None where the evaluator offers none.
+FeatureSource features_of(CompileFeatures* offered, const std::function<bool(const Config&)>& measurable) {
+  if (!offered) return {};
+  return [offered, &measurable](std::span<const Config> cs) {
+    if (!measurable) return offered->features(cs);
     std::vector<Config> asked;
     for (const Config& c : cs)
       if (measurable(c)) asked.push_back(c);
-    const std::vector<StaticFeatures> got = evaluator.features(asked);
+    const std::vector<StaticFeatures> got = offered->features(asked);
     std::vector<StaticFeatures> out(cs.size());
     for (size_t i = 0, k = 0; i < cs.size() && k < got.size(); ++i)
       if (measurable(cs[i])) out[i] = got[k++];
@@ -237,7 +238,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   ctx.space = &space;
   ctx.seed = o.seed;
   std::function<bool(const Config&)> measurable;  // CostOptions::recorded, once known
-  ctx.features = features_of(evaluator, measurable);
+  ctx.features = features_of(evaluator.offers().features, measurable);
   ctx.options = o.strategy_options;
   ctx.max_fevals = o.budget.max_fevals;
   Opened opened = open_run(spec, evaluator, store, o, ctx);
