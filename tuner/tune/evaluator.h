@@ -1,14 +1,18 @@
 // ConfigEvaluator: what the tuning loop asks to measure one configuration.
 //
-// Two implementations: GpuEvaluator (tuner/tune/gpu_evaluator.h) compiles through NVRTC
+// Two runners: GpuEvaluator (tuner/tune/gpu_evaluator.h) compiles through NVRTC
 // and measures on a GPU through the crash-proof worker; ReplayEvaluator
 // (tuner/tune/replay_evaluator.h) answers from recorded measurements (a ktune database or a
 // Kernel Tuner cache file), including recorded failures and recorded times.
+// Two spread the batches of one run over several runners: PoolEvaluator
+// (tuner/tune/pool_evaluator.h: threads, or simulated GPUs) and MpiEvaluator
+// (tuner/mpi/mpi_evaluator.h: the ranks of an MPI job).
 // Either way a configuration's failure is a db::Evaluation with a status and a
 // reason, never an exception; exceptions mean the whole run cannot go on.
-// What only some runners can do (compile features, measure again, profile,
-// answer from recorded data) are capabilities a runner offers (ConfigEvaluator::offers()):
-// its callers ask for one and go without it where it is not offered.
+// What only some of them can do (compile features, measure again, profile,
+// answer from recorded data) are capabilities each offers or not
+// (ConfigEvaluator::offers()): callers ask for one and go without it where
+// it is not offered, never asking which class answers.
 #pragma once
 
 #include <functional>
