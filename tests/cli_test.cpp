@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "db/store.h"
 #include "test_util.h"
 
 namespace {
@@ -765,6 +766,20 @@ TEST_F(Cli, SimulatedWorkersPredictTheWallTimeAndWorkerOptionsAreChecked) {
                                  std::string("--gpu 1 --gpus 0,1")}) {
     Ran r = ktune("tune " + kVecSpec + " " + bad + " --db " + (dir_ / "bad.db").string(), true);
     EXPECT_EQ(r.status, 2) << bad << "\n" << r.out;
+  }
+}
+
+// A replay offers no profiler, over one simulated GPU or several: asked for
+// counters, the run says why, with its results stored.
+TEST_F(Cli, AReplayRefusesProfileTopAsAReplay) {
+  for (const std::string workers : {"1", "2"}) {
+    const std::string path = (dir_ / ("counters" + workers + ".db")).string();
+    Ran r = ktune("tune " + kVecSpec + " --simulate " + kVecData + " --max-fevals 5 --workers " + workers +
+                      " --profile-top 2 --db " + path,
+                  true);
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_NE(r.out.find("--profile-top needs a GPU run; a replay has no counters"), std::string::npos) << r.out;
+    EXPECT_EQ(ktune::db::Store(path).results({}).size(), 5u);
   }
 }
 

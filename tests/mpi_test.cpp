@@ -128,6 +128,21 @@ TEST(Mpi, ABadOptionEndsTheWholeJobWithStatus2) {
   EXPECT_EQ(all.status, 2) << all.out;
   EXPECT_NE(all.out.find("spec file does not exist"), std::string::npos) << all.out;
 }
+
+// The ranks' run offers what rank 0's evaluator offers: over replays, recorded
+// data and no profiler, so --profile-top is refused as after any replay.
+TEST(Mpi, ProfileTopOverReplayingRanksIsRefusedAsAReplay) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (apt-get install openmpi-bin): the MPI run is not tested here";
+  ktune::testing::TempDir dir;
+  const Ran r = shell(mpirun(2) + " tune " + kSpec + " --simulate " + kData + " --max-fevals 6 --profile-top 2 --db " +
+                      dir.file("m.db") + " 2>&1");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--profile-top needs a GPU run; a replay has no counters"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("--gpus"), std::string::npos) << r.out;
+  size_t rows = 0;
+  stored_keys(dir.file("m.db"), rows);
+  EXPECT_EQ(rows, 6u);
+}
 #endif
 
 }  // namespace

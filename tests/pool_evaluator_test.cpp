@@ -21,6 +21,7 @@
 #include "test_util.h"
 #include "tuner/spec/spec.h"
 #include "tuner/tune/pool_evaluator.h"
+#include "tuner/tune/profile.h"
 #include "tuner/tune/replay_evaluator.h"
 #include "tuner/tune/run.h"
 
@@ -163,7 +164,7 @@ TEST(PoolEvaluator, TheTimeLimitIsVirtualWallTime) {
 
 // A member with a cost per configuration given by its first value, for the
 // simulated dispatch; or, live, a stand-in GPU that notes the thread it runs on.
-class Scripted : public ConfigEvaluator {
+class Scripted : public ConfigEvaluator, public CompileFeatures {
  public:
   explicit Scripted(std::string name = "Scripted GPU") : name_(std::move(name)), made_on_(std::this_thread::get_id()) {}
   db::DeviceInfo device() const override {
@@ -176,20 +177,25 @@ class Scripted : public ConfigEvaluator {
       if (!evaluate_one(configs[i], i, on)) return;
   }
   bool evaluate_one(const std::vector<Value>& config, size_t i, const OnMeasured& on) {
-    if (std::this_thread::get_id() != made_on_) wrong_thread = true;
+    note_thread();
     Measured m;
     m.eval.config = config;
     m.eval.time_ms = config[0].as_float();
     m.cost_s = config[0].as_float();
     return on(i, m);
   }
-  bool replay() const override { return false; }
   std::string source() const override { return name_; }
+  Offers offers() override { return {.features = this}; }
   std::vector<StaticFeatures> features(std::span<const Config> configs) override {
-    if (std::this_thread::get_id() != made_on_) wrong_thread = true;
+    note_thread();
     return std::vector<StaticFeatures>(configs.size());
   }
   static inline std::atomic<bool> wrong_thread{false};
+
+ protected:
+  void note_thread() const {
+    if (std::this_thread::get_id() != made_on_) wrong_thread = true;
+  }
 
  private:
   std::string name_;
@@ -200,6 +206,114 @@ std::vector<std::vector<Value>> configs_costing(std::initializer_list<double> co
   std::vector<std::vector<Value>> out;
   for (double c : costs) out.push_back({Value(c)});
   return out;
+}
+
+// A stand-in GPU that also measures again and profiles: each answer says on
+// which member it was asked, and what it was asked.
+class Profiled : public Scripted, public Remeasurer, public Profiler {
+ public:
+  explicit Profiled(std::string member) : member_(std::move(member)) {}
+  std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override {
+    note_thread();
+    std::vector<Measured> out(configs.size());
+    for (size_t i = 0; i < configs.size(); ++i) {
+      out[i].eval.config = configs[i];
+      out[i].eval.samples.assign(size_t(rounds), 1.0);
+      out[i].eval.reason = member_;
+    }
+    return out;
+  }
+  std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
+                                const std::vector<std::string>& metrics) override {
+    note_thread();
+    std::vector<Measured> out(configs.size());
+    for (size_t i = 0; i < configs.size(); ++i) {
+      out[i].eval.config = configs[i];
+      out[i].eval.metrics["asked"] = double(metrics.size());
+      out[i].eval.reason = member_;
+    }
+    return out;
+  }
+  db::DeviceInfo measure_limits() override {
+    note_thread();
+    db::DeviceInfo d = device();
+    d.copy_gbs = 1000;
+    return d;
+  }
+  Offers offers() override { return {.features = this, .remeasurer = this, .profiler = this}; }
+
+ private:
+  std::string member_;
+};
+
+// A live pool offers what its members offer, asked on the first member's
+// thread, and its PoolStats; recorded data only where the members replay.
+TEST(PoolEvaluator, OffersWhatItsFirstMemberOffersOnItsThread) {
+  Scripted::wrong_thread = false;
+  std::vector<PoolEvaluator::MakeMember> plain_makers;
+  for (int i = 0; i < 2; ++i) plain_makers.push_back([] { return std::make_unique<Scripted>(); });
+  PoolEvaluator plain(std::move(plain_makers));
+  const ConfigEvaluator::Offers few = plain.offers();
+  ASSERT_TRUE(few.features);
+  EXPECT_EQ(few.features->features(std::vector<Config>(2)).size(), 2u);
+  EXPECT_FALSE(few.remeasurer);
+  EXPECT_FALSE(few.profiler);
+  EXPECT_FALSE(few.recorded);
+  EXPECT_EQ(few.pool, &plain.stats());
+
+  std::vector<PoolEvaluator::MakeMember> makers;
+  makers.push_back([] { return std::make_unique<Profiled>("first"); });
+  makers.push_back([] { return std::make_unique<Profiled>("second"); });
+  PoolEvaluator pool(std::move(makers));
+  const ConfigEvaluator::Offers o = pool.offers();
+  ASSERT_TRUE(o.remeasurer);
+  ASSERT_TRUE(o.profiler);
+  EXPECT_FALSE(o.recorded);
+  EXPECT_EQ(o.pool, &pool.stats());
+  const auto configs = configs_costing({1, 2, 3});
+  const std::vector<Measured> again = o.remeasurer->remeasure(configs, 3);
+  ASSERT_EQ(again.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(again[i].eval.config, configs[i]);
+    EXPECT_EQ(again[i].eval.samples.size(), 3u);
+    EXPECT_EQ(again[i].eval.reason, "first");
+  }
+  const std::vector<Measured> counted = o.profiler->profile(configs, {"a", "b"});
+  ASSERT_EQ(counted.size(), 3u);
+  EXPECT_EQ(counted[2].eval.config, configs[2]);
+  EXPECT_EQ(counted[2].eval.metrics.at("asked"), 2.0);
+  EXPECT_EQ(counted[2].eval.reason, "first");
+  EXPECT_EQ(o.profiler->measure_limits().copy_gbs, 1000);
+  EXPECT_FALSE(Scripted::wrong_thread);
+}
+
+// Simulated GPUs answer from recorded data, on its clock: nothing to measure
+// again or profile.
+TEST(PoolEvaluator, SimulatedGpusOfferRecordedDataAndTheirClock) {
+  const Spec spec = load_spec(kSpec);
+  PoolEvaluator pool(std::make_unique<UniformCost>(spec, kData, 1.0), ClockOptions{2, 2, false});
+  const ConfigEvaluator::Offers o = pool.offers();
+  EXPECT_TRUE(o.features);
+  EXPECT_FALSE(o.remeasurer);
+  EXPECT_FALSE(o.profiler);
+  EXPECT_EQ(o.pool, &pool.stats());
+  ASSERT_TRUE(o.recorded);
+  EXPECT_FALSE(o.recorded->recorded_part());  // a whole recording
+  EXPECT_EQ(o.recorded->virtual_time(), 0.0);
+  std::vector<std::vector<Value>> batch;
+  for (uint64_t i = 0; i < 4; ++i) batch.push_back(spec.space().values(spec.space().at(i)));
+  pool.evaluate(batch, [](size_t, const Measured&) { return true; });
+  EXPECT_EQ(o.recorded->virtual_time(), 2.0);  // 4 configurations of 1 s on 2 GPUs
+
+  // Counters need a runner that offers a profiler; a replay is told so.
+  TempDir dir;
+  db::Store store(dir.file("p.db"));
+  try {
+    tune::profile_stored(spec, pool, store, {});
+    ADD_FAILURE() << "a replay profiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a replay has none"), std::string::npos) << e.what();
+  }
 }
 
 // A false starts nothing more; what another GPU has in flight is still reported.

@@ -11,6 +11,7 @@
 #include "db/store.h"
 #include "ktune/error.h"
 #include "search/expr/cancel.h"
+#include "search/registry.h"
 #include "test_util.h"
 #include "tuner/cli/print/tune_report.h"
 #include "tuner/spec/spec.h"
@@ -143,7 +144,7 @@ TEST(TuneRun, TheBatchSizeIsTheStrategysOwn) {
 
 // A GPU stand-in: times from a formula, and a re-measure that answers each
 // configuration 10% slower than first measured (as a lucky first sample would).
-class FormulaEvaluator : public ConfigEvaluator {
+class FormulaEvaluator : public ConfigEvaluator, public CompileFeatures, public Remeasurer {
  public:
   explicit FormulaEvaluator(const Spec& spec) : spec_(&spec) {}
   db::DeviceInfo device() const override {
@@ -156,8 +157,8 @@ class FormulaEvaluator : public ConfigEvaluator {
     for (size_t i = 0; i < configs.size(); ++i)
       if (!on(i, measure(configs[i], 1.0))) return;
   }
-  bool replay() const override { return false; }
   std::string source() const override { return "formula"; }
+  Offers offers() override { return {.features = this, .remeasurer = this}; }
   std::vector<StaticFeatures> features(std::span<const Config> configs) override {
     return std::vector<StaticFeatures>(configs.size());
   }
@@ -186,6 +187,38 @@ class FormulaEvaluator : public ConfigEvaluator {
   }
   const Spec* spec_;
 };
+
+// The run asks a runner only for what it offers: one that offers nothing
+// beyond evaluating gives the strategy no compile features and the run no
+// final re-measure.
+TEST(TuneRun, ARunnerIsAskedOnlyForWhatItOffers) {
+  struct Offering : FormulaEvaluator {
+    Offering(const Spec& spec, bool offer) : FormulaEvaluator(spec), offer(offer) {}
+    bool offer;
+    size_t asked = 0;
+    std::vector<StaticFeatures> features(std::span<const Config> configs) override {
+      asked += configs.size();
+      return FormulaEvaluator::features(configs);
+    }
+    Offers offers() override { return offer ? FormulaEvaluator::offers() : Offers{}; }
+  };
+  TempDir dir;
+  const Spec spec = load_spec(kSpec);
+  for (const bool offer : {true, false}) {
+    Offering gpu(spec, offer);
+    db::Store store(dir.file(offer ? "offering.db" : "bare.db"));
+    tune::RunOptions o;
+    o.strategy = default_strategy_name();
+    o.no_prior = true;
+    o.budget.max_fevals = 40;
+    Recorder seen;
+    const tune::RunOutcome out = tune::run(spec, gpu, store, o, seen);
+    EXPECT_EQ(out.result.fevals, 40u) << offer;
+    EXPECT_EQ(gpu.asked > 0, offer);
+    EXPECT_EQ(gpu.rounds_, offer ? 3 : 0);
+    EXPECT_EQ(seen.remeasured_now.size(), offer ? 3u : 0u);
+  }
+}
 
 TEST(TuneRun, TheFinalReMeasureIsStoredAndObserved) {
   TempDir dir;

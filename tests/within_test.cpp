@@ -151,7 +151,7 @@ TEST(Within, APartialRecordingKeepsToTheRecordedPartOfTheList) {
   std::ofstream(partial) << cache.dump();
 
   ReplayEvaluator replay(spec, partial);
-  const std::optional<ConfigEvaluator::RecordedPart> recorded = replay.recorded_part();
+  const std::optional<RecordedData::RecordedPart> recorded = replay.recorded_part();
   ASSERT_TRUE(recorded);
   const std::vector<Config> list = every_fourth(space);
   std::set<std::string> both;

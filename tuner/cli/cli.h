@@ -24,7 +24,7 @@ namespace ktune::db {
 class Store;
 }
 namespace ktune {
-class GpuEvaluator;
+class Profiler;
 }
 
 namespace ktune::cli {
@@ -120,10 +120,10 @@ double duration_option(const std::string& option, const std::string& text);
 ResolvedStrategy strategy_option(const std::string& item,
                                  std::map<std::string, Value, std::less<>> options = {});
 
-// The evaluator's device with its measured roofs (`ktune profile`, `tune
-// --profile-top`): as stored in `store`, else measured and stored; `again`
-// measures anyway.
-db::DeviceInfo profile_device_limits(GpuEvaluator& evaluator, db::Store& store, bool again);
+// The device `here` with its measured roofs (`ktune profile`, `tune
+// --profile-top`): as stored in `store`, else measured by `profiler` (on
+// that device) and stored; `again` measures anyway.
+db::DeviceInfo profile_device_limits(const db::DeviceInfo& here, Profiler& profiler, db::Store& store, bool again);
 
 // Every option of `app` and its subcommands that takes a count (an
 // unsigned number) refuses a negative value, which would otherwise wrap

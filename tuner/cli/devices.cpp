@@ -91,12 +91,11 @@ struct ProfileCommandOptions : ResultsOptions {
 
 }  // namespace
 
-db::DeviceInfo profile_device_limits(GpuEvaluator& evaluator, db::Store& store, bool again) {
-  const db::DeviceInfo here = evaluator.device();
+db::DeviceInfo profile_device_limits(const db::DeviceInfo& here, Profiler& profiler, db::Store& store, bool again) {
   if (!again)
     for (const db::DeviceRow& d : store.devices())
       if (d.info.name == here.name && d.info.copy_gbs > 0 && d.info.fp32_gflops > 0) return d.info;
-  db::DeviceInfo measured = evaluator.measure_limits();
+  db::DeviceInfo measured = profiler.measure_limits();
   store.upsert_device(measured);
   return measured;
 }
@@ -116,7 +115,7 @@ int run_profile(const ProfileCommandOptions& o) {
   go.cancel = ctrl_c().token();
   GpuEvaluator evaluator(spec, go);
   const CatchInterrupt catching;
-  const db::DeviceInfo device = profile_device_limits(evaluator, store, o.measure_limits);
+  const db::DeviceInfo device = profile_device_limits(evaluator.device(), evaluator, store, o.measure_limits);
   const std::vector<tune::ProfiledRow> rows = tune::profile_stored(spec, evaluator, store, po);
   print_profile(spec, device, rows, o.json, std::cout);
   for (const auto& r : rows)

@@ -279,19 +279,20 @@ int run_tune(const TuneOptions& o) {
   const CatchInterrupt catching;
   const tune::RunOutcome outcome =
       as_option("--prior-device", "prior device", [&] { return tune::run(spec, *evaluator, store, ro, report); });
-  if (const auto* pool = dynamic_cast<const PoolEvaluator*>(evaluator.get())) report.pool(pool->stats());
+  if (const PoolStats* pool = evaluator->offers().pool) report.pool(*pool);
   if (compile_pool) report.compiles(compile_pool->counts());
   std::vector<tune::ProfiledRow> profiled;
   db::DeviceInfo roofs;
   if (o.profile_top > 0 && report.any_ok() && !outcome.interrupted) {
-    auto* gpu = dynamic_cast<GpuEvaluator*>(evaluator.get());
-    if (!gpu)
-      throw Error::bad_input(o.simulate.empty() ? "--profile-top profiles on one GPU: after a --gpus run, `ktune profile SPEC --gpu N`"
-                                                : "--profile-top needs a GPU run; a replay has no counters");
-    roofs = profile_device_limits(*gpu, store, false);
+    const ConfigEvaluator::Offers offered = evaluator->offers();
+    if (offered.recorded) throw Error::bad_input("--profile-top needs a GPU run; a replay has no counters");
+    if (!offered.profiler)
+      throw Error::failed("--profile-top: the GPU of this process is lost, none is left to profile on; "
+                          "`ktune profile SPEC --gpu N` profiles the stored results on another");
+    roofs = profile_device_limits(evaluator->device(), *offered.profiler, store, false);
     tune::ProfileOptions po;
     po.top = o.profile_top;
-    profiled = tune::profile_stored(spec, *gpu, store, po);
+    profiled = tune::profile_stored(spec, *evaluator, store, po);
     if (o.json) report.add_json("profile", profile_json(spec, roofs, profiled));
   }
   report.finish(outcome, o.json, o.top);

@@ -162,7 +162,8 @@ struct MpiEvaluator::Slot {
 };
 
 MpiEvaluator::MpiEvaluator(World& world, const Spec& spec, std::unique_ptr<ConfigEvaluator> local)
-    : world_(&world), spec_(&spec), local_(std::move(local)), hosts_(static_cast<size_t>(world.size())),
+    : world_(&world), spec_(&spec), local_(std::move(local)), local_offers_(local_->offers()),
+      hosts_(static_cast<size_t>(world.size())),
       dispatch_(static_cast<size_t>(world.size())), lost_(static_cast<size_t>(world.size()), false) {
   hosts_[0] = host_name();
   std::optional<Error> problem;

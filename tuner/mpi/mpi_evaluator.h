@@ -43,7 +43,14 @@
 
 namespace ktune::mpi {
 
-class MpiEvaluator : public ConfigEvaluator {
+// Offers what rank 0's evaluator offers: its compile features, a re-measure and a profiler on rank
+// 0's GPU while it is not lost, a recording's part where the ranks replay
+// (each replays on its own clock: the run's time is the summed cost_s).
+class MpiEvaluator : public ConfigEvaluator,
+                     public CompileFeatures,
+                     public Remeasurer,
+                     public Profiler,
+                     public RecordedData {
  public:
   // REQUIRES: world.rank() == 0, every other rank in serve(). Waits for each
   // rank's Ready; throws Error when one failed or does not match (then every
@@ -56,18 +63,31 @@ class MpiEvaluator : public ConfigEvaluator {
   void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
   // Shared out among the ranks by the Dispatch, each compiling its part.
   void compile_ahead(std::span<const std::vector<Value>> next) override;
-  bool replay() const override { return local_->replay(); }
   std::string source() const override { return local_->source(); }
-  std::vector<StaticFeatures> features(std::span<const Config> configs) override { return local_->features(configs); }
-  std::optional<RecordedPart> recorded_part() const override { return local_->recorded_part(); }
+  std::vector<StaticFeatures> features(std::span<const Config> configs) override {
+    return local_offers_.features->features(configs);
+  }
+  std::optional<RecordedPart> recorded_part() const override {
+    return local_offers_.recorded ? local_offers_.recorded->recorded_part() : std::nullopt;
+  }
+  // Offered only while rank 0's evaluator is not lost (offers()).
   std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override {
-    return lost_[0] ? std::vector<Measured>{} : local_->remeasure(configs, rounds);
+    return local_offers_.remeasurer->remeasure(configs, rounds);
   }
   std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
                                 const std::vector<std::string>& metrics) override {
-    return lost_[0] ? std::vector<Measured>{} : local_->profile(configs, metrics);
+    return local_offers_.profiler->profile(configs, metrics);
   }
+  db::DeviceInfo measure_limits() override { return local_offers_.profiler->measure_limits(); }
   size_t workers() const override { return static_cast<size_t>(world_->size()); }
+  Offers offers() override {
+    Offers o;
+    o.features = local_offers_.features ? this : nullptr;
+    o.remeasurer = local_offers_.remeasurer && !lost_[0] ? this : nullptr;
+    o.profiler = local_offers_.profiler && !lost_[0] ? this : nullptr;
+    o.recorded = local_offers_.recorded ? this : nullptr;
+    return o;
+  }
 
  private:
   class LocalThread;
@@ -78,6 +98,7 @@ class MpiEvaluator : public ConfigEvaluator {
   World* world_;
   const Spec* spec_;
   std::unique_ptr<ConfigEvaluator> local_;
+  Offers local_offers_;  // local_'s
   std::vector<std::string> hosts_;  // per rank, for messages
   std::unique_ptr<LocalThread> thread_;
   Dispatch dispatch_;

@@ -1,11 +1,18 @@
 // ConfigEvaluator: what the tuning loop asks to measure one configuration.
 //
-// Two implementations: GpuEvaluator (tuner/tune/gpu_evaluator.h) compiles through NVRTC
+// Two runners: GpuEvaluator (tuner/tune/gpu_evaluator.h) compiles through NVRTC
 // and measures on a GPU through the crash-proof worker; ReplayEvaluator
 // (tuner/tune/replay_evaluator.h) answers from recorded measurements (a ktune database or a
 // Kernel Tuner cache file), including recorded failures and recorded times.
+// Two spread the batches of one run over several runners: PoolEvaluator
+// (tuner/tune/pool_evaluator.h: threads, or simulated GPUs) and MpiEvaluator
+// (tuner/mpi/mpi_evaluator.h: the ranks of an MPI job).
 // Either way a configuration's failure is a db::Evaluation with a status and a
 // reason, never an exception; exceptions mean the whole run cannot go on.
+// What only some of them can do (compile features, measure again, profile,
+// answer from recorded data) are capabilities each offers or not
+// (ConfigEvaluator::offers()): callers ask for one and go without it where
+// it is not offered, never asking which class answers.
 #pragma once
 
 #include <functional>
@@ -40,6 +47,64 @@ std::optional<double> objective_of(const Spec& spec, const db::Evaluation& e);
 // (the larger standard deviation of two neighbours) the order is chance, so
 // there the one with the higher theoretical occupancy goes first.
 std::vector<const db::Evaluation*> rank_results(const Spec& spec, const std::vector<db::Evaluation>& evals);
+
+// What a runner may offer beyond the general contract below, each a small
+// interface of its own; ConfigEvaluator::offers() says which a runner has.
+
+// What the offline compile says about each configuration, for the
+// strategies (StrategyContext::features): compiled now on a GPU host, the
+// recorded figures in a replay. Not offered: the strategies go without.
+class CompileFeatures {
+ public:
+  virtual ~CompileFeatures() = default;
+  virtual std::vector<StaticFeatures> features(std::span<const Config> configs) = 0;
+};
+
+// Measures configurations again, interleaved (round-robin, `rounds` times),
+// so that a winner is not an accident of clock drift: one Measured per
+// configuration, in order; an ok one's time is the median of its per-round
+// medians, its samples those medians. Not offered where nothing can be
+// measured again (a replay holds one recorded time per configuration).
+class Remeasurer {
+ public:
+  virtual ~Remeasurer() = default;
+  virtual std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) = 0;
+};
+
+// Runs kernels under the profiler. Not offered where nothing runs (a replay).
+class Profiler {
+ public:
+  virtual ~Profiler() = default;
+  // Hardware counters of one launch of each configuration (CUPTI; metrics
+  // empty: the standard set, tuner/gpu/counters.h): one Measured per
+  // configuration, in order, its counter fields and metrics set, its reason
+  // saying why counters are missing.
+  virtual std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
+                                        const std::vector<std::string>& metrics) = 0;
+  // The device with its measured roofs (copy bandwidth, FP32 FMA
+  // throughput), from two kernels of ktune's own run on it.
+  virtual db::DeviceInfo measure_limits() = 0;
+};
+
+// Answers that come from recorded data, not from a GPU now (a replay).
+class RecordedData {
+ public:
+  virtual ~RecordedData() = default;
+  // A partial recording (an interrupted Kernel Tuner cache): how many valid
+  // configurations it holds, and which; nullopt where every configuration
+  // can be evaluated.
+  struct RecordedPart {
+    uint64_t valid = 0;
+    std::function<bool(const Config&)> holds;
+  };
+  virtual std::optional<RecordedPart> recorded_part() const { return std::nullopt; }
+  // Simulated workers (a replay spread over virtual GPUs): the virtual wall
+  // time so far, seconds, on which a time budget is spent. nullopt: the
+  // replay's time is its summed cost_s.
+  virtual std::optional<double> virtual_time() const { return std::nullopt; }
+};
+
+struct PoolStats;  // tuner/tune/pool_evaluator.h
 
 class ConfigEvaluator {
  public:
@@ -87,47 +152,19 @@ class ConfigEvaluator {
   };
   virtual std::vector<Config> beside(const Beside& b) { return b.propose(); }
   virtual bool measures_beside() const { return false; }
-  // True when answers come from recorded data, not from a GPU now.
-  virtual bool replay() const = 0;
   virtual std::string source() const = 0;  // "GPU 0: NVIDIA H100 80GB HBM3" or the replayed file
-  // What the offline compile says about each configuration, for the
-  // strategies (StrategyContext::features): compiled now on a GPU host,
-  // the recorded figures in a replay.
-  virtual std::vector<StaticFeatures> features(std::span<const Config> configs) = 0;
-  // Measures configurations again, interleaved (round-robin, `rounds` times),
-  // so that a winner is not an accident of clock drift: one Measured per
-  // configuration, in order; an ok one's time is the median of its per-round
-  // medians, its samples those medians. Empty where nothing can be measured
-  // again (a replay holds one recorded time per configuration).
-  // A replay of a partial recording (an interrupted Kernel Tuner cache): how
-  // many valid configurations it holds, and which; nullopt where every
-  // configuration can be evaluated.
-  struct RecordedPart {
-    uint64_t valid = 0;
-    std::function<bool(const Config&)> holds;
-  };
-  virtual std::optional<RecordedPart> recorded_part() const { return std::nullopt; }
   // How many configurations it measures at once (a PoolEvaluator's workers).
   virtual size_t workers() const { return 1; }
-  // Simulated workers (a replay spread over virtual GPUs): the virtual wall
-  // time so far, seconds, on which a time budget is spent. nullopt: a replay's
-  // time is its summed cost_s, a GPU run's the wall clock.
-  virtual std::optional<double> virtual_time() const { return std::nullopt; }
-  virtual std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) {
-    (void)configs;
-    (void)rounds;
-    return {};
-  }
-  // Hardware counters of one launch of each configuration (CUPTI; metrics
-  // empty: the standard set, tuner/gpu/counters.h): one Measured per
-  // configuration, in order, its counter fields and metrics set, its reason
-  // saying why counters are missing. Empty where nothing runs (a replay).
-  virtual std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
-                                        const std::vector<std::string>& metrics) {
-    (void)configs;
-    (void)metrics;
-    return {};
-  }
+  // What the runner offers beyond this contract: null where it does not.
+  // May change as the run goes (a member lost with the capability).
+  struct Offers {
+    CompileFeatures* features = nullptr;
+    Remeasurer* remeasurer = nullptr;
+    Profiler* profiler = nullptr;
+    RecordedData* recorded = nullptr;  // set: answers come from recorded data (a replay)
+    const PoolStats* pool = nullptr;   // how a pool's workers spent the run
+  };
+  virtual Offers offers() { return {}; }
 };
 
 }  // namespace ktune

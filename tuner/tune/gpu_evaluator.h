@@ -77,7 +77,7 @@ struct GpuEvaluatorOptions {
 // computed from energy_j. Such a run does not race (racing stops by time).
 bool ranks_by_energy(const Spec& spec);
 
-class GpuEvaluator : public ConfigEvaluator {
+class GpuEvaluator : public ConfigEvaluator, public CompileFeatures, public Remeasurer, public Profiler {
  public:
   // Throws Error::failed when no GPU can be opened (with the driver's reason).
   GpuEvaluator(const Spec& spec, GpuEvaluatorOptions options);
@@ -92,7 +92,6 @@ class GpuEvaluator : public ConfigEvaluator {
   // spare, in the strategy's order, whose compile ahead has ended.
   std::vector<Config> beside(const Beside& b) override;
   bool measures_beside() const override { return true; }
-  bool replay() const override { return false; }
   std::string source() const override;
   // Compiled in the session's pool for its GPU's architecture (tuner/tune/static_features.h).
   std::vector<StaticFeatures> features(std::span<const Config> configs) override;
@@ -100,6 +99,8 @@ class GpuEvaluator : public ConfigEvaluator {
   std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override;
   std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
                                 const std::vector<std::string>& metrics) override;
+  db::DeviceInfo measure_limits() override;
+  Offers offers() override { return {.features = this, .remeasurer = this, .profiler = this}; }
 
   // One configuration compiled (through the cubin cache) and run once, not
   // timed: checked against the expected outputs where the spec has them (a
@@ -115,9 +116,6 @@ class GpuEvaluator : public ConfigEvaluator {
   Ran run_once(const std::vector<Value>& config, bool all_buffers);
 
   const gpu::DeviceProperties& gpu_device() const { return engine_->device(); }
-  // device() with its measured roofs (copy bandwidth, FP32 FMA throughput),
-  // from two kernels of ktune's own run on this GPU.
-  db::DeviceInfo measure_limits();
 
  private:
   // The compile requests of those of `configs` whose geometry holds, keyed

@@ -35,7 +35,12 @@ PoolEvaluator::PoolEvaluator(std::vector<MakeMember> members, size_t chunk, OnLo
     m->run([&, first = devices.empty()](ConfigEvaluator& e) {
       devices.push_back(e.device());
       m->source = e.source();
-      if (first) replay_ = e.replay();
+      if (!first) return;
+      const Offers offered = e.offers();
+      replay_ = offered.recorded != nullptr;
+      features_ = offered.features != nullptr;
+      remeasures_ = offered.remeasurer != nullptr;
+      profiles_ = offered.profiler != nullptr;
     });
     sources.push_back(m->source);
   }
@@ -51,7 +56,8 @@ PoolEvaluator::PoolEvaluator(std::vector<MakeMember> members, size_t chunk, OnLo
 PoolEvaluator::PoolEvaluator(std::unique_ptr<ReplayEvaluator> replay, ClockOptions clock)
     : replay_member_(std::move(replay)), clock_(std::in_place, clock), simulated_(true) {
   if (!replay_member_ || clock.gpus == 0) throw Error::failed("internal: a simulated pool needs a replay and a GPU");
-  replay_ = replay_member_->replay();
+  replay_ = true;
+  features_ = true;
   device_ = replay_member_->device();
   source_ = replay_member_->source();
   stats_.workers = clock.gpus;
@@ -117,23 +123,55 @@ std::vector<StaticFeatures> PoolEvaluator::features(std::span<const Config> conf
   if (ConfigEvaluator* e = proposing_on_.load()) {
     // A live proposal beside the members' measuring: their threads are
     // busy, and their evaluator takes features() from another thread.
-    return e->features(configs);
+    CompileFeatures* f = e->offers().features;
+    return f ? f->features(configs) : out;
   }
-  on_first([&](ConfigEvaluator& e) { out = e.features(configs); });
+  on_first([&](ConfigEvaluator& e) {
+    if (CompileFeatures* f = e.offers().features) out = f->features(configs);
+  });
   if (collect_)
     for (size_t i = 0; i < configs.size() && i < out.size(); ++i)
       if (out[i].compiled && out[i].spill_bytes == 0) compiled_clean_.push_back(configs[i]);
   return out;
 }
 
-std::optional<ConfigEvaluator::RecordedPart> PoolEvaluator::recorded_part() const {
+std::optional<RecordedData::RecordedPart> PoolEvaluator::recorded_part() const {
   return simulated_ ? replay_member_->recorded_part() : std::nullopt;  // a GPU measures any configuration
 }
 
 std::vector<Measured> PoolEvaluator::remeasure(std::span<const std::vector<Value>> configs, int rounds) {
   std::vector<Measured> out;
-  on_first([&](ConfigEvaluator& e) { out = e.remeasure(configs, rounds); });
+  on_first([&](ConfigEvaluator& e) {
+    if (Remeasurer* r = e.offers().remeasurer) out = r->remeasure(configs, rounds);
+  });
   return out;
+}
+
+std::vector<Measured> PoolEvaluator::profile(std::span<const std::vector<Value>> configs,
+                                             const std::vector<std::string>& metrics) {
+  std::vector<Measured> out;
+  on_first([&](ConfigEvaluator& e) {
+    if (Profiler* p = e.offers().profiler) out = p->profile(configs, metrics);
+  });
+  return out;
+}
+
+db::DeviceInfo PoolEvaluator::measure_limits() {
+  db::DeviceInfo out = device_;
+  on_first([&](ConfigEvaluator& e) {
+    if (Profiler* p = e.offers().profiler) out = p->measure_limits();
+  });
+  return out;
+}
+
+ConfigEvaluator::Offers PoolEvaluator::offers() {
+  Offers o;
+  o.features = features_ ? this : nullptr;
+  o.remeasurer = remeasures_ ? this : nullptr;
+  o.profiler = profiles_ ? this : nullptr;
+  o.recorded = replay_ ? this : nullptr;
+  o.pool = &stats_;
+  return o;
 }
 
 std::optional<double> PoolEvaluator::virtual_time() const {

@@ -83,7 +83,14 @@ struct PoolStats {
   double efficiency() const { return wall_s > 0 && workers ? busy_s / (double(workers) * wall_s) : 0; }
 };
 
-class PoolEvaluator : public ConfigEvaluator {
+// Offers what its first member offers (measured again and profiled on that
+// member, or the next one once it is lost), recorded data where the members
+// replay, and its PoolStats.
+class PoolEvaluator : public ConfigEvaluator,
+                      public CompileFeatures,
+                      public Remeasurer,
+                      public Profiler,
+                      public RecordedData {
  public:
   using MakeMember = std::function<std::unique_ptr<ConfigEvaluator>()>;
   // Told of each loss as it is found, one at a time (on the lost member's
@@ -118,13 +125,16 @@ class PoolEvaluator : public ConfigEvaluator {
   // spares until the others have ended theirs.
   std::vector<Config> beside(const Beside& b) override;
   bool measures_beside() const override { return true; }
-  bool replay() const override { return replay_; }
   std::string source() const override { return source_; }
   std::vector<StaticFeatures> features(std::span<const Config> configs) override;
   std::optional<RecordedPart> recorded_part() const override;
   std::vector<Measured> remeasure(std::span<const std::vector<Value>> configs, int rounds) override;
+  std::vector<Measured> profile(std::span<const std::vector<Value>> configs,
+                                const std::vector<std::string>& metrics) override;
+  db::DeviceInfo measure_limits() override;
   size_t workers() const override { return stats_.workers; }
   std::optional<double> virtual_time() const override;
+  Offers offers() override;
 
   const PoolStats& stats() const { return stats_; }
 
@@ -169,7 +179,11 @@ class PoolEvaluator : public ConfigEvaluator {
   std::unique_ptr<Dispatch> dispatch_;  // live
   OnLost on_lost_;                      // live
   std::exception_ptr first_loss_;       // live
+  // What the first member offers: recorded data, features, a re-measure, a profiler.
   bool replay_ = false;
+  bool features_ = false;
+  bool remeasures_ = false;
+  bool profiles_ = false;
   bool simulated_ = false;
   db::DeviceInfo device_;
   std::string source_;

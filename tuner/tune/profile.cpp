@@ -10,7 +10,9 @@ namespace ktune::tune {
 
 std::vector<ProfiledRow> profile_stored(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store,
                                         const ProfileOptions& options) {
-  if (evaluator.replay()) throw Error::failed("hardware counters need a GPU; a replay has none");
+  const ConfigEvaluator::Offers offered = evaluator.offers();
+  if (offered.recorded) throw Error::failed("hardware counters need a GPU; a replay has none");
+  if (!offered.profiler) throw Error::failed("hardware counters: " + evaluator.source() + " cannot profile");
   const db::DeviceInfo device = evaluator.device();
   db::Filter f;
   f.kernel = spec.kernel.name;
@@ -53,7 +55,7 @@ std::vector<ProfiledRow> profile_stored(const Spec& spec, ConfigEvaluator& evalu
   metrics.insert(metrics.end(), options.metrics.begin(), options.metrics.end());
   std::vector<std::vector<Value>> configs;
   for (const db::ResultRow* r : chosen) configs.push_back(r->eval.config);
-  const std::vector<Measured> measured = evaluator.profile(configs, metrics);
+  const std::vector<Measured> measured = offered.profiler->profile(configs, metrics);
   std::vector<ProfiledRow> out;
   for (size_t i = 0; i < chosen.size() && i < measured.size(); ++i) {
     ProfiledRow row;

@@ -2,7 +2,7 @@
 //
 // Takes the best stored configurations of the spec's series on the
 // evaluator's device (ranked by the spec's objective), or configurations the
-// user names, runs each once under CUPTI (ConfigEvaluator::profile) and adds
+// user names, runs each once under CUPTI (the evaluator's Profiler) and adds
 // the counters to the stored evaluation they describe
 // (db::Store::add_figures): the winner's row then says why it is fast.
 #pragma once
@@ -31,8 +31,8 @@ struct ProfileOptions {
 };
 
 // Bad input when the series holds nothing to profile or a named
-// configuration is not stored; Error::failed when the evaluator cannot run
-// kernels (a replay).
+// configuration is not stored; Error::failed when the evaluator offers no
+// Profiler (a replay).
 std::vector<ProfiledRow> profile_stored(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store,
                                         const ProfileOptions& options);
 

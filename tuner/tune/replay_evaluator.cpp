@@ -247,7 +247,7 @@ void ReplayEvaluator::evaluate(std::span<const std::vector<Value>> configs, cons
   }
 }
 
-std::optional<ConfigEvaluator::RecordedPart> ReplayEvaluator::recorded_part() const {
+std::optional<RecordedData::RecordedPart> ReplayEvaluator::recorded_part() const {
   if (!partial()) return std::nullopt;
   const SearchSpace* space = &spec_->space();
   return RecordedPart{recorded_valid_, [this, space](const Config& c) { return records_.count(space->config_key(c)) > 0; }};

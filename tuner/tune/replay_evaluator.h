@@ -26,7 +26,7 @@ namespace ktune {
 // first valid configuration; empty when that cannot be evaluated).
 db::ProblemSize spec_problem_size(const Spec& spec);
 
-class ReplayEvaluator : public ConfigEvaluator {
+class ReplayEvaluator : public ConfigEvaluator, public CompileFeatures, public RecordedData {
  public:
   // `device` selects one device's results where the database holds several;
   // `device_subject` names that device in the error that asks for one
@@ -39,8 +39,8 @@ class ReplayEvaluator : public ConfigEvaluator {
 
   db::DeviceInfo device() const override { return device_; }
   void evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) override;
-  bool replay() const override { return true; }
   std::string source() const override { return path_; }
+  Offers offers() override { return {.features = this, .recorded = this}; }
 
   size_t recorded() const { return records_.size(); }
   // Recorded configurations the spec's space counts as valid, and whether

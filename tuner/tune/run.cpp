@@ -69,7 +69,8 @@ Opened open_run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, 
   RunStart& start = opened.start;
   db::SeriesIds& ids = opened.ids;
   start.device = evaluator.device();
-  start.replay = evaluator.replay();
+  const RecordedData* recorded = evaluator.offers().recorded;
+  start.replay = recorded != nullptr;
   start.source = evaluator.source();
   ids.device_id = store.upsert_device(start.device);
   ids.kernel_id = store.upsert_kernel(kernel_info(spec));
@@ -78,7 +79,7 @@ Opened open_run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, 
   info.strategy = o.listed.empty() ? o.strategy : "configs_from";
   info.seed = static_cast<int64_t>(ctx.seed);
   start.workers = evaluator.workers();
-  start.simulated = evaluator.virtual_time().has_value();
+  start.simulated = recorded && recorded->virtual_time().has_value();
   info.budget = budget_text(o.budget, start.workers);
   info.host = host_name();
   info.ktune_version = KTUNE_VERSION;
@@ -109,15 +110,16 @@ CostOptions cost_options(const RunOptions& o, ConfigEvaluator& evaluator, const 
   co.batch_size = o.batch             ? o.batch
                   : !o.listed.empty() ? 64 * start.workers  // nothing to learn between them: keep the compiles ahead
                                       : info.preferred_batch * (info.batch_per_worker ? start.workers : 1);
-  if (evaluator.virtual_time()) {
+  RecordedData* recorded = evaluator.offers().recorded;
+  if (recorded && recorded->virtual_time()) {
     // Simulated workers: the budget is the wall time the recorded times imply for them.
-    co.clock = [&evaluator] { return *evaluator.virtual_time(); };
+    co.clock = [recorded] { return *recorded->virtual_time(); };
   } else if (!start.replay) {
     const auto t0 = std::chrono::steady_clock::now();
     co.clock = [t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   }
   // A partial recording (an interrupted cache): the strategy keeps to what it holds.
-  if (std::optional<ConfigEvaluator::RecordedPart> part = evaluator.recorded_part()) {
+  if (std::optional<RecordedData::RecordedPart> part = recorded ? recorded->recorded_part() : std::nullopt) {
     co.recorded = part->holds;
     co.recorded_count = part->valid;
     start.partial = {part->valid, space.count_valid()};
@@ -194,14 +196,15 @@ namespace {
 
 // The evaluator's compile features of what may be measured (`measurable`
 // unset: anything; else a list or a partial recording's part); the rest read
-// as not compiled, without a compile.
-FeatureSource features_of(ConfigEvaluator& evaluator, const std::function<bool(const Config&)>& measurable) {
-  return [&evaluator, &measurable](std::span<const Config> cs) {
-    if (!measurable) return evaluator.features(cs);
+// as not compiled, without a compile. None where the evaluator offers none.
+FeatureSource features_of(CompileFeatures* offered, const std::function<bool(const Config&)>& measurable) {
+  if (!offered) return {};
+  return [offered, &measurable](std::span<const Config> cs) {
+    if (!measurable) return offered->features(cs);
     std::vector<Config> asked;
     for (const Config& c : cs)
       if (measurable(c)) asked.push_back(c);
-    const std::vector<StaticFeatures> got = evaluator.features(asked);
+    const std::vector<StaticFeatures> got = offered->features(asked);
     std::vector<StaticFeatures> out(cs.size());
     for (size_t i = 0, k = 0; i < cs.size() && k < got.size(); ++i)
       if (measurable(cs[i])) out[i] = got[k++];
@@ -213,9 +216,11 @@ FeatureSource features_of(ConfigEvaluator& evaluator, const std::function<bool(c
 void remeasure_best(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, const RunOptions& o,
                     std::pair<int64_t, const db::SeriesIds&> run, const std::vector<db::Evaluation>& evaluated,
                     RunObserver& observer) {
+  Remeasurer* remeasurer = evaluator.offers().remeasurer;
+  if (!remeasurer) return;
   const auto top = best_configs(spec, evaluated, o.remeasure_top);
   if (top.size() < 2) return;
-  for (const Measured& m : evaluator.remeasure(top, o.remeasure_rounds)) {
+  for (const Measured& m : remeasurer->remeasure(top, o.remeasure_rounds)) {
     store.add_evaluation(run.first, run.second, m.eval);
     observer.remeasured(m);
   }
@@ -233,7 +238,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   ctx.space = &space;
   ctx.seed = o.seed;
   std::function<bool(const Config&)> measurable;  // CostOptions::recorded, once known
-  ctx.features = features_of(evaluator, measurable);
+  ctx.features = features_of(evaluator.offers().features, measurable);
   ctx.options = o.strategy_options;
   ctx.max_fevals = o.budget.max_fevals;
   Opened opened = open_run(spec, evaluator, store, o, ctx);

@@ -72,7 +72,7 @@ struct RunStart {
   bool replay = false;
   std::string source;                  // the evaluator's: a GPU or the replayed file
   size_t workers = 1;                  // configurations measured at once (GPUs, or simulated ones)
-  bool simulated = false;              // the workers are simulated, on virtual clocks (ConfigEvaluator::virtual_time)
+  bool simulated = false;              // the workers are simulated, on virtual clocks (RecordedData::virtual_time)
   std::optional<Prior> prior;
   size_t reusable = 0;                 // the store's results this run may reuse
   // A replay of a partial recording: recorded valid configurations of the space's valid ones.
