@@ -1,6 +1,9 @@
 #include "tuner/base/worker_program.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <mutex>
 
@@ -26,6 +29,16 @@ std::string worker_program() {
 void set_worker_program(std::string path) {
   std::lock_guard lock(mutex);
   chosen = std::move(path);
+}
+
+std::string describe_exit(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = strsignal(sig);
+    return "signal " + std::to_string(sig) + (name ? std::string(" (") + name + ")" : "");
+  }
+  return "ended";
 }
 
 }  // namespace ktune

@@ -19,4 +19,8 @@ std::string worker_program();
 // before any compile pool or GPU worker starts.
 void set_worker_program(std::string path);
 
+// How a worker process ended, from waitpid's status: "exit status N" or
+// "signal N (its name)".
+std::string describe_exit(int status);
+
 }  // namespace ktune

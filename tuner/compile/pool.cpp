@@ -43,16 +43,6 @@ constexpr int kPollMs = 100;
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-std::string describe_exit(int status) {
-  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    const char* name = strsignal(sig);
-    return "signal " + std::to_string(sig) + (name ? std::string(" (") + name + ")" : "");
-  }
-  return "ended";
-}
-
 bool env_true(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::strcmp(v, "0") != 0;

@@ -28,16 +28,6 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string describe_exit(int status) {
-  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    const char* name = strsignal(sig);
-    return "killed by signal " + std::to_string(sig) + (name ? std::string(" (") + name + ")" : "");
-  }
-  return "ended";
-}
-
 Ready failure(std::string message) {
   Ready r;
   r.state = DriverState::Unusable;
@@ -203,7 +193,7 @@ std::string Engine::reap() {
   fd_ = -1;
   worker_has_expected_ = false;
   ++restarts_;
-  return describe_exit(status);
+  return (WIFSIGNALED(status) ? "killed by " : "") + describe_exit(status);
 }
 
 void Engine::set_expected(std::vector<HostBuffer> expected) {

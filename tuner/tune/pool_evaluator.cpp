@@ -5,7 +5,6 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
-#include <thread>
 #include <unordered_set>
 #include <utility>
 
@@ -14,11 +13,9 @@
 
 namespace ktune {
 namespace {
-
 double steady_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
 }  // namespace
 
 PoolEvaluator::PoolEvaluator(std::vector<MakeMember> members, size_t chunk, OnLost on_lost)
@@ -70,15 +67,9 @@ void PoolEvaluator::on_first(const std::function<void(ConfigEvaluator&)>& task) 
   for (size_t k = 0; k < members_.size(); ++k) {
     if (members_[k]->retired()) continue;
     members_[k]->post(task);
-    std::exception_ptr e = members_[k]->wait();
-    if (!e) return;
-    try {
-      std::rethrow_exception(e);
-    } catch (const Cancelled&) {
-      throw;
-    } catch (...) {
-      lose(k, e);
-    }
+    const size_t one[] = {k};
+    if (const std::exception_ptr cancelled = wait_posted(one)) std::rethrow_exception(cancelled);
+    if (!members_[k]->retired()) return;
   }
   require_live();
 }
@@ -175,8 +166,7 @@ ConfigEvaluator::Offers PoolEvaluator::offers() {
 }
 
 std::optional<double> PoolEvaluator::virtual_time() const {
-  if (!simulated_) return std::nullopt;
-  return clock_->now();
+  return simulated_ ? std::optional<double>(clock_->now()) : std::nullopt;
 }
 
 void PoolEvaluator::evaluate(std::span<const std::vector<Value>> configs, const OnMeasured& on_measured) {
@@ -205,6 +195,21 @@ void PoolEvaluator::simulated_stats() {
   stats_.compile_s = clock_->compile_s();
 }
 
+std::exception_ptr PoolEvaluator::wait_posted(std::span<const size_t> posted) {
+  std::exception_ptr cancelled;
+  for (size_t k : posted)
+    if (std::exception_ptr e = members_[k]->wait()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const Cancelled&) {
+        cancelled = e;
+      } catch (...) {
+        lose(k, e);
+      }
+    }
+  return cancelled;
+}
+
 void PoolEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
   if (simulated_) {
     std::vector<std::pair<Config, double>> compiles;
@@ -231,18 +236,7 @@ void PoolEvaluator::compile_ahead(std::span<const std::vector<Value>> next) {
       members_[k]->post([&shares, k](ConfigEvaluator& e) { e.compile_ahead(shares[k]); });
       posted.push_back(k);
     }
-  std::exception_ptr cancelled;
-  for (size_t k : posted)
-    if (std::exception_ptr e = members_[k]->wait()) {
-      try {
-        std::rethrow_exception(e);
-      } catch (const Cancelled&) {
-        cancelled = e;
-      } catch (...) {
-        lose(k, e);
-      }
-    }
-  if (cancelled) std::rethrow_exception(cancelled);
+  if (const std::exception_ptr cancelled = wait_posted(posted)) std::rethrow_exception(cancelled);
   require_live();
 }
 
@@ -491,17 +485,7 @@ std::vector<Config> PoolEvaluator::beside_live(const Beside& b) {
     done = true;
   }
   done_changed.notify_all();
-  std::exception_ptr cancelled;
-  for (size_t k : posted)
-    if (std::exception_ptr e = members_[k]->wait()) {
-      try {
-        std::rethrow_exception(e);
-      } catch (const Cancelled&) {
-        cancelled = e;
-      } catch (...) {
-        lose(k, e);
-      }
-    }
+  const std::exception_ptr cancelled = wait_posted(posted);
   proposing_on_ = nullptr;
   account_live(start);
   if (failed) std::rethrow_exception(failed);

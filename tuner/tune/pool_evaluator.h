@@ -163,6 +163,9 @@ class PoolEvaluator : public ConfigEvaluator,
   void on_first(const std::function<void(ConfigEvaluator&)>& task);
   // Live: member k is lost for `why`; its thread ends. REQUIRES: not on that thread.
   void lose(size_t k, std::exception_ptr why);
+  // Live: waits for the tasks posted to these members; a member whose task
+  // threw is lost, but for a cancel, which is returned.
+  std::exception_ptr wait_posted(std::span<const size_t> posted);
   // Live: the loss in the stats, and said (on_lost_); under dispatch_mutex_ while members work.
   void note_loss(size_t k, std::exception_ptr why);
   // Live: rethrows the first loss's exception when no member is left.
