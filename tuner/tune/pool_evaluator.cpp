@@ -107,10 +107,11 @@ void PoolEvaluator::lose(size_t k, std::exception_ptr why) {
 }
 
 std::vector<StaticFeatures> PoolEvaluator::features(std::span<const Config> configs) {
+  std::vector<bool> pending;  // a replay's: what the straggler rule leaves unknown
   if (simulated_) {
     std::vector<std::pair<Config, double>> compiles;
     for (const Config& c : configs) compiles.emplace_back(c, replay_member_->compile_s(c));
-    clock_->features(compiles, deadline_);
+    pending = clock_->features(compiles, deadline_);
     simulated_stats();
   }
   std::vector<StaticFeatures> out;
@@ -120,6 +121,11 @@ std::vector<StaticFeatures> PoolEvaluator::features(std::span<const Config> conf
     return e->features(configs);
   }
   on_first([&](ConfigEvaluator& e) { out = e.features(configs); });
+  for (size_t i = 0; i < pending.size() && i < out.size(); ++i)
+    if (pending[i]) {
+      out[i] = StaticFeatures{};
+      out[i].pending = true;
+    }
   if (collect_)
     for (size_t i = 0; i < configs.size() && i < out.size(); ++i)
       if (out[i].compiled && out[i].spill_bytes == 0) compiled_clean_.push_back(configs[i]);
