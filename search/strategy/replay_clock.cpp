@@ -79,7 +79,8 @@ std::vector<bool> ReplayClock::features(std::span<const std::pair<Config, double
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return end[a] < end[b]; });
   std::vector<bool> pending(compiles.size(), false);
   std::vector<double> ended_s;
-  const size_t started = static_cast<size_t>(std::count_if(own_s.begin(), own_s.end(), [](double s) { return s >= 0; }));
+  const auto compiled_here = [](double s) { return s >= 0; };
+  const size_t started = static_cast<size_t>(std::count_if(own_s.begin(), own_s.end(), compiled_here));
   double done = start;
   for (size_t k = 0; k < order.size(); ++k) {
     const double limit = start + StragglerRule::patience(ended_s, started, slot_free_.size());
