@@ -135,8 +135,13 @@ RunCurve replay(const SearchSpace& space, const ExhaustiveTable& table, const La
     features = [&](std::span<const Config> configs) {
       std::vector<std::pair<Config, double>> compiles;
       for (const Config& c : configs) compiles.emplace_back(c, compile_s(c));
-      clock.features(compiles, deadline);
+      const std::vector<bool> pending = clock.features(compiles, deadline);
       std::vector<StaticFeatures> out = o.features(configs);
+      for (size_t i = 0; i < configs.size() && i < out.size(); ++i)
+        if (pending[i]) {
+          out[i] = StaticFeatures{};
+          out[i].pending = true;
+        }
       if (compiled_clean)
         for (size_t i = 0; i < configs.size() && i < out.size(); ++i)
           if (out[i].compiled && out[i].spill_bytes == 0) compiled_clean->push_back(configs[i]);

@@ -27,7 +27,8 @@ std::vector<StaticFeatures> FeatureRounds::ask(size_t member, std::span<const Co
   std::vector<Config> missing;
   ConfigSet seen;
   for (const Config& c : cs)
-    if (!known_.count(c) && seen.insert(c).second) missing.push_back(c);
+    if (auto it = known_.find(c); (it == known_.end() || it->second.pending) && seen.insert(c).second)
+      missing.push_back(c);
   if (!missing.empty() && running_ == 0) {
     fetch(missing);  // no member thread to hold up
   } else if (!missing.empty()) {
@@ -100,7 +101,7 @@ void FeatureRounds::fetch(const std::vector<Config>& configs) {
   if (got.size() != configs.size())
     throw Error::failed("the feature source answered " + std::to_string(got.size()) + " of " +
                         std::to_string(configs.size()) + " configurations");
-  for (size_t i = 0; i < configs.size(); ++i) known_.emplace(configs[i], got[i]);
+  for (size_t i = 0; i < configs.size(); ++i) known_[configs[i]] = got[i];
 }
 
 }  // namespace ktune::strategy_detail

@@ -34,7 +34,8 @@ class FeatureRounds {
  public:
   explicit FeatureRounds(FeatureSource source) : source_(std::move(source)) {}
   // The features of `cs` for `member`, each configuration asked of the
-  // source once per run, in the order asked (a member asks best first).
+  // source once per run (again while its answer is pending: not known yet),
+  // in the order asked (a member asks best first).
   std::vector<StaticFeatures> ask(size_t member, std::span<const Config> cs);
   // Runs each of `jobs` on its own thread and serves their requests in
   // rounds until all have finished; a job's exception is rethrown here.

@@ -81,6 +81,8 @@ class Explorer final : public StrategyBase {
       for (Config& c : fresh)
         if (const StaticFeatures& f = features(c); f.compiled && f.spill_bytes == 0)
           (clean.size() < max_batch ? clean : left).push_back(std::move(c));
+        else if (f.pending)
+          left.push_back(std::move(c));  // not known yet: a spare, compiled meanwhile
       keep_spare(left);
     }
     return clean;

@@ -102,6 +102,23 @@ TEST_F(CompileOrderTest, CancelledRequestsAreNeverCompiled) {
   EXPECT_TRUE(compiler.compile(vector_add(2)).cache_hit);
 }
 
+// A released request (a features request's straggler) is compiled still,
+// queued or not, and its cubin reaches the cache; its result is dropped.
+TEST_F(CompileOrderTest, ReleasedRequestsAreCompiledForTheCache) {
+  CompilePool p(one_child());
+  const CompilePool::Ticket hold = p.submit(hanging(), 0);
+  const CompilePool::Ticket e1 = p.submit(vector_add(1), 0);
+  const CompilePool::Ticket e2 = p.submit(vector_add(2), 1);
+  const std::vector<CompilePool::Ticket> released{e1};
+  p.release(released);
+  EXPECT_FALSE(p.take(hold).ok);
+  EXPECT_TRUE(p.take(e2).ok);
+  EXPECT_EQ(started(), (std::vector<int>{0, 1, 2}));
+  CompilerOptions co;
+  co.cache_dir = cache_.path();
+  EXPECT_TRUE(Compiler(co).compile(vector_add(1)).cache_hit);
+}
+
 CompilePlan::Keyed keyed(int elems) { return {"e" + std::to_string(elems), vector_add(elems)}; }
 
 TEST_F(CompileOrderTest, PlanTakesOverWhatItCompiledAheadAndDropsTheRest) {

@@ -3,9 +3,10 @@
 // is to serve as one when asked. The compile children get the test seam:
 // a request with a -D named by KTUNE_COMPILE_TEST_CRASH kills its child with
 // SIGSEGV, as NVRTC sometimes does; one named by KTUNE_COMPILE_TEST_HANG never
-// gets an answer; with KTUNE_COMPILE_TEST_ORDER naming a file, each child
-// appends the defines of every request it starts, a line each, so a test
-// sees the order in which the pool hands requests out.
+// gets an answer (a variable may name a define with its value, NAME=VALUE);
+// with KTUNE_COMPILE_TEST_ORDER naming a file, each child appends the
+// defines of every request it starts, a line each, so a test sees the order
+// in which the pool hands requests out.
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
@@ -24,7 +25,7 @@ bool has_define(const ktune::CompileRequest& request, const char* variable) {
   const char* name = std::getenv(variable);
   if (!name || !*name) return false;
   for (const auto& [define, value] : request.defines)
-    if (define == name) return true;
+    if (define == name || define + "=" + value == name) return true;
   return false;
 }
 

@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "search/strategy/straggler.h"
+
 namespace ktune {
 namespace {
 
@@ -127,6 +129,33 @@ TEST(ReplayClock, AShortListStopsWaitingAtTheDeadline) {
   ReplayClock clock({1, 1, false});
   clock.features(std::vector<std::pair<Config, double>>{{Config{0}, 5.0}}, 2.0);
   EXPECT_DOUBLE_EQ(clock.now(), 2.0);
+}
+
+// The straggler rule (search/strategy/straggler.h): a short list stops
+// waiting at the rule's patience after the compiles before it ended, and
+// answers the rest as pending; they go on compiling, and a measurement of
+// one waits for that compile, not for another.
+TEST(ReplayClock, AShortListStopsWaitingForItsStragglers) {
+  ReplayClock clock({4, 1, false});
+  const std::vector<std::pair<Config, double>> shortlist = {
+      {Config{0}, 1.0}, {Config{1}, 1.0}, {Config{2}, 1.0}, {Config{3}, 1000.0}};
+  const std::vector<bool> pending = clock.features(shortlist);
+  EXPECT_EQ(pending, (std::vector<bool>{false, false, false, true}));
+  const double patience = StragglerRule::patience({1.0, 1.0, 1.0}, 4, 4);
+  ASSERT_LT(patience, 1000.0);
+  EXPECT_DOUBLE_EQ(clock.now(), patience);
+  EXPECT_EQ(run_batch(clock, batch_of({3}, {1000.0, 0.5})), (std::vector<double>{1000.5}));
+  EXPECT_EQ(clock.compiles(), 4u);
+}
+
+// Compiles that wait for a process are not stragglers: with more compiles
+// than processes the rule's patience grows with the waves.
+TEST(ReplayClock, AShortListInWavesIsNotCutShort) {
+  ReplayClock clock({2, 1, false});
+  std::vector<std::pair<Config, double>> shortlist;
+  for (uint32_t i = 0; i < 8; ++i) shortlist.emplace_back(Config{i}, 1.0);
+  EXPECT_EQ(clock.features(shortlist), std::vector<bool>(8, false));
+  EXPECT_DOUBLE_EQ(clock.now(), 4.0);
 }
 
 TEST(ReplayClock, RacingCutsTheSamplingOfWhatIsFarBehindTheBest) {

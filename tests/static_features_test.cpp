@@ -56,5 +56,41 @@ TEST(StaticFeatures, CompiledInOneBatchForTheStrategies) {
   }
 }
 
+// A compile that never ends (the test seam of tests/main.cpp hangs the
+// child) does not hold the request up: once the other has ended and the
+// straggler rule's patience has passed, it is answered as pending (not known
+// yet), not as a failure to compile, and it is left compiling.
+TEST(StaticFeatures, AStragglerIsAnsweredAsNotKnownYet) {
+  testing::ScopedEnv in_process("KTUNE_COMPILE_IN_PROCESS", nullptr);
+  testing::ScopedEnv hang("KTUNE_COMPILE_TEST_HANG", "block_size_x=1024");
+  const Spec spec = load_spec(std::string(KTUNE_TESTS_DIR) + "/data/specs/screened/screened.yaml");
+  const SearchSpace& space = spec.space();
+  TempDir cache;
+  CompilePoolOptions po;
+  po.workers = 4;
+  po.compiler.cache_dir = cache.path();
+  CompilePool pool(po);
+  // compiles 1, scratch 1, unroll 1: a block size that compiles, and 1024
+  // that hangs. One that compiles, so that no timing decides: the request
+  // waits for it (nothing has ended before it), then not for the other.
+  std::vector<Config> configs, hanging;
+  for (uint64_t i = 0; i < space.count_valid(); ++i) {
+    const std::vector<Value> v = space.values(space.at(i));
+    if (v[0].as_int() != 1 || v[1].as_int() != 1 || v[3].as_int() != 1) continue;
+    if (v[2].as_int() == 1024) hanging.push_back(space.at(i));
+    else if (configs.empty()) configs.push_back(space.at(i));
+  }
+  ASSERT_EQ(hanging.size(), 1u);
+  configs.push_back(hanging[0]);
+  ASSERT_EQ(configs.size(), 2u);
+  const std::vector<StaticFeatures> f = compile_features(spec, Arch(90), pool, configs);
+  ASSERT_EQ(f.size(), configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const bool hangs = space.values(configs[i])[2].as_int() == 1024;
+    EXPECT_EQ(f[i].pending, hangs) << space.config_key(configs[i]);
+    EXPECT_EQ(f[i].compiled, !hangs) << space.config_key(configs[i]);
+  }
+}
+
 }  // namespace
 }  // namespace ktune

@@ -517,6 +517,44 @@ TEST(ScreenedStrategies, NeverSpendBudgetOnWhatFailsToCompileOrSpills) {
     }
 }
 
+// An answer of `pending` (the straggler rule stopped waiting for that
+// compile: search/strategy/straggler.h) is no failure to compile: the
+// configuration's features are asked for again later, and only a pending
+// one is asked twice.
+TEST(ScreenedStrategies, APendingAnswerIsAskedForAgain) {
+  const SearchSpace space = bowl_space();
+  const ExhaustiveTable table = table_of(space, bowl);
+  for (const char* name : {"model_rank", "portfolio"}) {
+    std::map<Config, int> asked;
+    auto features = [&](std::span<const Config> cs) {
+      std::vector<StaticFeatures> out;
+      for (const Config& c : cs) {
+        StaticFeatures& f = out.emplace_back();
+        f.pending = ++asked[c] == 1 && c[1] % 2 == 0;
+        if (f.pending) continue;
+        f.compiled = c[0] != 6;              // a = 6 fails to compile
+        f.spill_bytes = c[2] == 3 ? 64 : 0;  // c = 8 spills
+      }
+      return out;
+    };
+    Outcome o = run(name, space, table, Budget{150, 0}, 1, 8, features);
+    EXPECT_EQ(o.result.fevals, 150u) << name;
+    EXPECT_EQ(*o.result.best_score, 1.0) << name;
+    size_t again = 0;
+    for (const auto& [c, times] : asked) {
+      if (times < 2) continue;
+      ++again;
+      EXPECT_EQ(c[1] % 2, 0u) << name << ": asked twice though answered the first time";
+    }
+    EXPECT_GT(again, 0u) << name;
+    for (const Config& c : o.evaluated)
+      if (c[1] % 2 != 0) {
+        EXPECT_NE(c[0], 6u) << name;
+        EXPECT_NE(c[2], 3u) << name;
+      }
+  }
+}
+
 // The default's members propose a batch at the same time: their compile
 // features go out together (one request where each asked in turn, a compile
 // round each on a GPU host), always from the thread that called propose(),

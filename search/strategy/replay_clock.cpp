@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "search/strategy/straggler.h"
+
 namespace ktune {
 
 double raced_gpu_s(const ReplayCost& cost, double best_ms) {
@@ -60,14 +62,40 @@ void ReplayClock::advance(double t) {
   }
 }
 
-void ReplayClock::features(std::span<const std::pair<Config, double>> compiles, double deadline) {
+std::vector<bool> ReplayClock::features(std::span<const std::pair<Config, double>> compiles, double deadline) {
   pause_ends();
   advance(now_);
-  double done = now_;
-  for (const auto& [c, s] : compiles) done = std::max(done, compile(c, s, now_));
+  const double start = now_;
+  std::vector<double> end(compiles.size()), own_s(compiles.size(), -1);  // -1: compiled or compiling before
+  for (size_t i = 0; i < compiles.size(); ++i) {
+    const bool before = ready_.count(compiles[i].first) > 0;
+    end[i] = std::max(compile(compiles[i].first, compiles[i].second, start), start);
+    if (!before) own_s[i] = std::max(compiles[i].second, 0.0);
+  }
+  // The compiles in the order they end; the request stops waiting at the
+  // first that ends after the straggler rule's patience, as of those before it.
+  std::vector<size_t> order(compiles.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return end[a] < end[b]; });
+  std::vector<bool> pending(compiles.size(), false);
+  std::vector<double> ended_s;
+  const auto compiled_here = [](double s) { return s >= 0; };
+  const size_t started = static_cast<size_t>(std::count_if(own_s.begin(), own_s.end(), compiled_here));
+  double done = start;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const double limit = start + StragglerRule::patience(ended_s, started, slot_free_.size());
+    if (end[order[k]] > limit) {
+      done = std::max(done, limit);
+      for (size_t j = k; j < order.size(); ++j) pending[order[j]] = true;
+      break;
+    }
+    done = end[order[k]];
+    if (own_s[order[k]] >= 0) ended_s.push_back(own_s[order[k]]);
+  }
   now_ = std::max(now_, std::min(done, deadline));
   advance(now_);
   mark();
+  return pending;
 }
 
 void ReplayClock::ahead(std::vector<std::pair<Config, double>> next) {

@@ -8,8 +8,9 @@
 //    that frees up first, from the moment it is asked for; a configuration is
 //    compiled once (the cubin cache);
 //  * a features request (a strategy's short list, StrategyContext::features)
-//    is waited for: the strategy proposes only once every compile of it has
-//    ended, and the GPUs meanwhile do nothing new;
+//    is waited for: the strategy proposes once its compiles have ended or
+//    the straggler rule (search/strategy/straggler.h) stops waiting for the
+//    rest, which go on compiling, and the GPUs meanwhile do nothing new;
 //  * a batch is compiled in its order; what the strategy said it would
 //    propose next, and its spares (ahead(), given as the batch is), wait
 //    behind it and behind any later request, each started when a process
@@ -85,8 +86,12 @@ class ReplayClock {
   // the clock's last call included).
   double now() const;
   // A features request: compiles what is not compiled yet and waits for
-  // all, or until `deadline` (the run's time is up: the proposal is not measured).
-  void features(std::span<const std::pair<Config, double>> compiles,
+  // them, until the straggler rule (search/strategy/straggler.h) stops
+  // waiting or until `deadline` (the run's time is up: the proposal is not
+  // measured). Per compile, in order: true when it had not ended when the
+  // request stopped waiting for it (its features are not known yet; it goes
+  // on compiling).
+  std::vector<bool> features(std::span<const std::pair<Config, double>> compiles,
                 double deadline = std::numeric_limits<double>::infinity());
   // What the strategy expects after the batch about to be measured, and its
   // spares: compiled from now on, behind that batch's compiles and any later

@@ -43,7 +43,11 @@ struct Observation {
 // spent (registers, shared memory, spills, theoretical occupancy). Strategies
 // that can use it get it through StrategyContext::features.
 struct StaticFeatures {
-  bool compiled = false;  // false: failed to compile (the strategy should avoid it)
+  bool compiled = false;  // false: failed to compile (the strategy should avoid it), unless pending
+  // Not known yet: its compile had not ended when the request stopped
+  // waiting for it (search/strategy/straggler.h). Not a failure: the compile
+  // goes on, and the configuration's features can be asked for again.
+  bool pending = false;
   int registers = 0;
   int shared_bytes = 0;
   int spill_bytes = 0;

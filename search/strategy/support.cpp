@@ -194,7 +194,7 @@ std::vector<Config> StrategyBase::unknown_neighbours(const Config& c, NeighbourK
 void StrategyBase::learn_features(std::span<const Config> configs) {
   std::vector<Config> ask;
   for (const Config& c : configs)
-    if (!features_.count(c)) ask.push_back(c);
+    if (auto it = features_.find(c); it == features_.end() || it->second.pending) ask.push_back(c);
   std::sort(ask.begin(), ask.end());
   ask.erase(std::unique(ask.begin(), ask.end()), ask.end());
   if (ask.empty()) return;
@@ -202,7 +202,7 @@ void StrategyBase::learn_features(std::span<const Config> configs) {
   if (got.size() != ask.size())
     throw Error::failed("the feature source answered " + std::to_string(got.size()) + " of " +
                         std::to_string(ask.size()) + " configurations");
-  for (size_t i = 0; i < ask.size(); ++i) features_.emplace(std::move(ask[i]), got[i]);
+  for (size_t i = 0; i < ask.size(); ++i) features_[std::move(ask[i])] = got[i];
 }
 
 const StaticFeatures& StrategyBase::features(const Config& c) {
@@ -218,6 +218,7 @@ std::vector<Config> StrategyBase::screened(std::vector<Config> ordered, size_t n
     learn_features(std::span<const Config>(ordered.data() + i, end - i));
     for (size_t k = i; k < end; ++k) {
       const StaticFeatures& f = features(ordered[k]);
+      if (f.pending) left.push_back(ordered[k]);  // not known yet: a spare, compiled meanwhile
       if (!f.compiled || f.spill_bytes != 0) continue;
       (clean.size() < n ? clean : left).push_back(ordered[k]);
     }

@@ -140,8 +140,10 @@ class StrategyBase : public Strategy {
   std::vector<Config> unknown_neighbours(const Config& c, NeighbourKind kind);
   // Compile features (StrategyContext::features), asked for once per
   // configuration: learn_features() asks for those of `configs` not asked
-  // for before, in one batch (on a GPU host, one parallel compile);
-  // features() is what was learnt of one (asking for it alone if need be).
+  // for before or answered as pending (not known yet), in one batch (on a
+  // GPU host, one parallel compile); features() is what was learnt of one
+  // (asking for it alone if never asked; a pending answer stays until
+  // learn_features() asks again, so a proposal does not wait for it).
   void learn_features(std::span<const Config> configs);
   const StaticFeatures& features(const Config& c);
   bool features_known(const Config& c) const { return features_.count(c) > 0; }
@@ -151,7 +153,7 @@ class StrategyBase : public Strategy {
   // The clean ones it compiled and did not take are kept for spare().
   std::vector<Config> screened(std::vector<Config> ordered, size_t n);
   // Kept for spare(), ahead of those kept before, in this order: compiled
-  // clean, not proposed.
+  // clean (or pending), not proposed.
   void keep_spare(std::span<const Config> configs);
   // With a prior (StrategyContext::prior: the same kernel measured
   // elsewhere), a first design from its best tenth, at least `n`

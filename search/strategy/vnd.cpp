@@ -269,7 +269,7 @@ class VariableNeighbourhoodDescent final : public StrategyBase {
       learn_features(ask);
     }
     const StaticFeatures& f = features(c);
-    return !f.compiled || f.spill_bytes > 0;
+    return !f.pending && (!f.compiled || f.spill_bytes > 0);  // pending: not known yet, measured as it comes
   }
 
   // The frontier's next ones already compiled clean (condemned() asked

@@ -319,10 +319,7 @@ void CompilePool::serve(Slot& slot) {
       work_.wait(lock, [&] { return stopping_.load() || !queue_.empty(); });
       if (stopping_) return;
     }
-    if (host_slots_) {
-      held = host_slots_->acquire(stopping_);
-      if (!held) return;  // stopping
-    }
+    if (host_slots_ && !(held = host_slots_->acquire(stopping_))) return;  // stopping
     {
       std::unique_lock lock(mutex_);
       if (stopping_) return;
@@ -412,13 +409,11 @@ CompilePool::Ticket CompilePool::submit(CompileRequest request, Priority priorit
     // result is exactly an in-process compile's: resources, occupancy, timing.
     if (source && cache->load(compile_cache_key(request, *source))) hit = Done{true, reply_of(compiler_, request)};
   }
-  if (hit) {
-    std::lock_guard lock(counts_mutex_);
-    ++counts_.from_cache;
-  }
   std::lock_guard lock(mutex_);
   const Ticket ticket = next_ticket_++;
   if (hit) {
+    std::lock_guard counted(counts_mutex_);  // never held when mutex_ is taken
+    ++counts_.from_cache;
     pending_[ticket] = std::make_unique<Done>(std::move(*hit));
     return ticket;
   }
@@ -480,7 +475,12 @@ void CompilePool::cancel() {
 void CompilePool::cancel(std::span<const Ticket> tickets) {
   std::lock_guard lock(mutex_);
   for (const Ticket t : tickets) pending_.erase(t);
-  dequeue_if([&](Ticket t) { return !pending_.count(t); });
+  dequeue_if([&](Ticket t) { return std::find(tickets.begin(), tickets.end(), t) != tickets.end(); });
+}
+
+void CompilePool::release(std::span<const Ticket> tickets) {
+  std::lock_guard lock(mutex_);
+  for (const Ticket t : tickets) pending_.erase(t);  // finish() drops what has none
 }
 
 std::vector<CompileResult> CompilePool::compile(std::span<const CompileRequest> requests) {

@@ -131,6 +131,10 @@ class CompilePool {
   void cancel();
   // Forgets these tickets only (another thread's stay), as cancel() does.
   void cancel(std::span<const Ticket> tickets);
+  // Forgets these tickets' results but compiles them still (queued ones
+  // too), for the cubin cache: a later request of the same code takes it.
+  // One deferred because another slot compiles its code is left to that one.
+  void release(std::span<const Ticket> tickets);
 
   // Compiles a batch; results in the order of `requests`.
   std::vector<CompileResult> compile(std::span<const CompileRequest> requests);

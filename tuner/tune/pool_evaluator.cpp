@@ -104,22 +104,23 @@ void PoolEvaluator::lose(size_t k, std::exception_ptr why) {
 }
 
 std::vector<StaticFeatures> PoolEvaluator::features(std::span<const Config> configs) {
+  std::vector<bool> pending;  // a replay's: what the straggler rule leaves unknown
   if (simulated_) {
     std::vector<std::pair<Config, double>> compiles;
     for (const Config& c : configs) compiles.emplace_back(c, replay_member_->compile_s(c));
-    clock_->features(compiles, deadline_);
+    pending = clock_->features(compiles, deadline_);
     simulated_stats();
   }
   std::vector<StaticFeatures> out;
-  if (ConfigEvaluator* e = proposing_on_.load()) {
-    // A live proposal beside the members' measuring: their threads are
-    // busy, and their evaluator takes features() from another thread.
-    CompileFeatures* f = e->offers().features;
-    return f ? f->features(configs) : out;
-  }
+  // A live proposal beside the members' measuring: their threads are busy,
+  // and their evaluator takes features() from another thread.
+  if (ConfigEvaluator* e = proposing_on_.load())
+    return e->offers().features ? e->offers().features->features(configs) : out;
   on_first([&](ConfigEvaluator& e) {
     if (CompileFeatures* f = e.offers().features) out = f->features(configs);
   });
+  for (size_t i = 0; i < pending.size() && i < out.size(); ++i)
+    if (pending[i]) out[i] = StaticFeatures{.pending = true};
   if (collect_)
     for (size_t i = 0; i < configs.size() && i < out.size(); ++i)
       if (out[i].compiled && out[i].spill_bytes == 0) compiled_clean_.push_back(configs[i]);

@@ -24,8 +24,11 @@ namespace ktune {
 // `compiled`. The figures are those a measurement stores (db::Evaluation's
 // registers, shared_bytes, local_bytes as spill_bytes, occupancy), which is
 // what a replay gives the strategies.
-// `each` (optional) hears each configuration's features as its compile
-// ends, in that order: index in `configs`. Once `abandon` (optional, asked
+// Once the straggler rule (search/strategy/straggler.h) stops waiting, the
+// compiles not ended are answered as `pending` (not known yet) and go on in
+// the pool, released: a later compile of the same configuration takes their
+// cubin from the cache. `each` (optional) hears each configuration's
+// features as its compile ends, in that order: index in `configs`. Once `abandon` (optional, asked
 // every 20 ms) says true, the compiles not ended are dropped and their
 // configurations answered as not compiled: for a proposal whose run's time
 // is up, which is never measured.

@@ -69,6 +69,7 @@ class ModelRank final : public StrategyBase {
     const std::vector<Config> shortlist =
         screened_in_order(by_model, std::max(shortlist_ * max_batch, kShortlistMin), max_batch);
     if (shortlist.size() <= max_batch) return shortlist;
+    learn_features(t.configs);  // those answered as pending before: measured since, so compiled
     return best_of(t, shortlist, max_batch, true);
   }
 
@@ -86,7 +87,7 @@ class ModelRank final : public StrategyBase {
       learn_features(part);
       for (const Config& c : part) {
         const StaticFeatures& f = features(c);
-        if (!f.compiled) continue;
+        if (!f.compiled) continue;  // pending too: not known yet, asked again at a later proposal
         if (f.spill_bytes == 0) clean.push_back(c);
         compiled.push_back(c);
       }
