@@ -409,6 +409,24 @@ TEST(CostLayer, SparesAskedForFollowWhatTheProposalsTimeTakes) {
   EXPECT_EQ(s.asked, (std::vector<size_t>{8, 16, 32, 64}));
 }
 
+// With several GPUs, spares are asked for per GPU: each needs its own to
+// compile and measure while the strategy proposes.
+TEST(CostLayer, SparesAskedForGrowWithTheWorkers) {
+  const SearchSpace space({int_param("x", range(40)), int_param("y", range(40))}, {});
+  Counting eval;
+  MeasuringBeside beside;
+  CostOptions o;
+  o.beside = beside.fn();
+  o.workers = 4;
+  CostLayer layer(space, Budget{}, eval.fn(), false, o);
+  std::vector<Config> spares;
+  for (uint32_t y = 1; y < 40; ++y)
+    for (uint32_t x = 0; x < 40; ++x) spares.push_back({x, y});
+  Sparing s({{{0, 0}}, {{1, 0}}, {{2, 0}}, {{3, 0}}}, spares);
+  layer.run(s);
+  EXPECT_EQ(s.asked, (std::vector<size_t>{32, 64, 128, 256}));  // eight batches' worth per GPU, then doubled, up to kMaxSpare
+}
+
 TEST(CostLayer, AnEvaluationBudgetGoesToTheStrategysOwnPicks) {
   const SearchSpace space = small_space();
   Counting eval;

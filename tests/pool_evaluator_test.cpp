@@ -829,7 +829,7 @@ TEST(PoolEvaluator, LiveMembersCompileTheirShareOfWhatComesNextAtOnce) {
   EXPECT_NEAR(pool.stats().busy_s, 20.19, 1e-9);  // each spare's cost (1 + i / 1000), once
 }
 
-// A batch measured beside (CostOptions::beside_batches): members that have
+// A batch measured beside (CostOptions::workers > 1): members that have
 // ended their part measure spares until the slowest has ended its own.
 TEST(PoolEvaluator, LiveMembersFillABatchsTailWithSpares) {
   std::vector<PoolEvaluator::MakeMember> makers;

@@ -136,7 +136,7 @@ RunResult CostLayer::run(Strategy& strategy, const OnTrace& on_trace) {
 StopReason CostLayer::search(Strategy& strategy, RunResult& r, double start, const OnTrace& on_trace) {
   const uint64_t valid = options_.recorded ? options_.recorded_count : space_->count_valid();
   uint64_t stale = 0;
-  spare_n_ = std::min(kMaxSpare, 8 * options_.batch_size);
+  spare_n_ = std::min(kMaxSpare, 8 * options_.batch_size * std::max<size_t>(1, options_.workers));
   std::vector<Config> spare;  // named with the batch before
   const bool beside = options_.beside && !budget_.max_fevals;
   for (;;) {
@@ -186,7 +186,7 @@ StopReason CostLayer::search(Strategy& strategy, RunResult& r, double start, con
         if (named.insert(c).second) next.push_back(c);
       options_.ahead(next);
     }
-    if (beside && options_.beside_batches)
+    if (beside && options_.workers > 1)
       evaluate_beside(strategy, r, fresh, spare, start, on_trace);
     else
       evaluate_new(r, fresh, start, on_trace);
@@ -272,7 +272,7 @@ std::vector<Config> CostLayer::propose_beside(Strategy& strategy, RunResult& r, 
   if (measured >= named && named >= spare_n_)
     spare_n_ = std::min(kMaxSpare, 2 * spare_n_);
   else if (4 * measured < named)
-    spare_n_ = std::max(options_.batch_size, spare_n_ / 2);
+    spare_n_ = std::max(std::min(kMaxSpare, options_.batch_size * std::max<size_t>(1, options_.workers)), spare_n_ / 2);
   return got.proposal;
 }
 

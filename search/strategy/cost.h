@@ -38,8 +38,9 @@
 //     strategy (before the batch it proposed meanwhile is measured; what of
 //     that batch was measured beside it is then a repeat). How many spares
 //     are asked for follows how many the last proposal's time used: eight
-//     batches' worth first, twice as many when all were measured, half when
-//     fewer than a quarter were, between one batch and kMaxSpare.
+//     batches' worth per worker first, twice as many when all were measured,
+//     half when fewer than a quarter were, between one batch per worker and
+//     kMaxSpare.
 //   * with CostOptions::cancel requested, no evaluation starts after the one
 //     in flight and the run stops (StopReason::Interrupted) with what
 //     finished; an evaluation or a proposal that throws Cancelled meanwhile
@@ -115,14 +116,16 @@ struct CostOptions {
     // Seconds left of the time budget on `clock` (infinite without one):
     // once none is, the proposal stops waiting for its compiles.
     std::function<double()> time_left;
-    bool batch = false;  // propose measures the batch and proposes nothing (beside_batches)
+    bool batch = false;  // propose measures the batch and proposes nothing (several workers)
   };
   std::function<std::vector<Config>(const Beside&)> beside;
-  // With beside and several workers: the batch, too, is measured through
-  // beside (its propose measures the batch and returns nothing), so that a
-  // worker that has ended its part of the batch measures spares while the
-  // others end theirs, instead of waiting for the batch's slowest.
-  bool beside_batches = false;
+  // The GPUs measuring (several: a pool or simulated GPUs). Spares are
+  // asked for per GPU, each needing its own to compile and measure. With
+  // beside and several, the batch too is measured through beside (its
+  // propose measures the batch and returns nothing), so that a worker that
+  // has ended its part of the batch measures spares while the others end
+  // theirs, instead of waiting for the batch's slowest.
+  size_t workers = 1;
 };
 
 enum class StopReason { MaxFevals, TimeLimit, StrategyDone, SpaceExhausted, NoProgress, Interrupted };
@@ -197,7 +200,7 @@ class CostLayer {
   std::vector<Config> propose_beside(Strategy& strategy, RunResult& r, const std::vector<Config>& spare,
                                      double start, const OnTrace& on_trace);
   // `fresh` measured with what of `spare` is still wanted beside it
-  // (CostOptions::beside_batches); the spares measured, told to the strategy.
+  // (CostOptions::workers); the spares measured, told to the strategy.
   void evaluate_beside(Strategy& strategy, RunResult& r, std::vector<Config>& fresh, const std::vector<Config>& spare,
                        double start, const OnTrace& on_trace);
   // CostOptions::beside around `work` with the unevaluated of `spare`: the
@@ -226,7 +229,7 @@ class CostLayer {
   std::unordered_set<Config, ConfigHash> unrecorded_;
   std::unordered_map<Config, EvalOutcome, ConfigHash> known_;  // seed()
   size_t spare_n_ = 0;  // spares asked for after each proposal (CostOptions::beside)
-  size_t batch_spares_measured_ = 0;  // of the last spares, measured beside the batch (beside_batches)
+  size_t batch_spares_measured_ = 0;  // of the last spares, measured beside the batch (several workers)
 };
 
 // The most spares asked for after one proposal.

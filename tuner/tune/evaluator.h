@@ -146,7 +146,7 @@ class ConfigEvaluator {
     // as not compiled; the proposal is not measured).
     std::function<double()> time_left;
     // `propose` measures a batch through evaluate() and proposes nothing
-    // (CostOptions::beside_batches): the spares fill what the batch leaves
+    // (CostOptions::workers > 1): the spares fill what the batch leaves
     // idle, a worker that has ended its part while others end theirs.
     bool batch = false;
   };

@@ -265,7 +265,7 @@ RunOutcome run(const Spec& spec, ConfigEvaluator& evaluator, db::Store& store, c
   };
   // Measured while the strategy proposes (a GPU run's evaluator, or simulated GPUs).
   if (o.spares && evaluator.measures_beside()) co.beside = measure_beside(evaluator, space, keep);
-  co.beside_batches = co.beside && evaluator.workers() > 1;
+  co.workers = evaluator.workers();
   CostLayer layer(space, o.budget, CostLayer::EvaluateEach(evaluate), spec.higher_is_better, co);
   std::map<std::string, db::Evaluation> reusable;
   if (!o.force)
